@@ -1,0 +1,72 @@
+// Package config loads mcpgate's configuration: the JSON that MCP clients
+// already use ("mcpServers", or VS Code's "servers") plus mcpgate's own
+// sections. It is pure: bytes and an environment lookup in, a validated
+// Config or every problem found out. It starts nothing and opens nothing.
+package config
+
+import (
+	"time"
+)
+
+// Config is a validated configuration.
+type Config struct {
+	// Servers are the upstreams, in the order the file lists them. That order
+	// is the order of every merged list.
+	Servers []Server
+	// Namespace is false only for a transparent proxy of exactly one server:
+	// names then pass through unprefixed.
+	Namespace bool
+	Audit     Audit
+	// CacheTTL bounds how long a fetched list is reused for an upstream that
+	// promised list_changed notifications. Zero: DefaultCacheTTL.
+	CacheTTL time.Duration
+	// MaxMessage limits one incoming message in bytes. Zero: 16 MiB.
+	MaxMessage int
+	// Warnings are things worth telling the operator that do not stop a run
+	// (an ignored key that looks like a typo of ours, a client-only key).
+	Warnings []string
+}
+
+// Server is one upstream MCP server.
+type Server struct {
+	Name     string
+	Type     string // TypeStdio, TypeHTTP or TypeSSE
+	Command  string
+	Args     []string
+	Env      map[string]string // added to mcpgate's own environment
+	Cwd      string
+	URL      string
+	Headers  map[string]string
+	Timeout  time.Duration // per request; never zero after Load
+	Disabled bool
+}
+
+// Audit configures the audit trail.
+type Audit struct {
+	Path          string // empty: no audit trail
+	IncludeBodies bool
+}
+
+// Transport types.
+const (
+	TypeStdio = "stdio"
+	TypeHTTP  = "http"
+	TypeSSE   = "sse"
+)
+
+// Defaults.
+const (
+	DefaultTimeout  = 60 * time.Second
+	DefaultCacheTTL = 10 * time.Minute
+)
+
+// Enabled returns the servers that are not disabled, in config order.
+func (c *Config) Enabled() []Server {
+	var out []Server
+	for _, s := range c.Servers {
+		if !s.Disabled {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,471 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Problem is one thing wrong with a config, at a field path such as
+// "mcpServers.fs.command", or at a line and column for syntax errors.
+type Problem struct {
+	File      string
+	Line, Col int // 0 when the problem is not about one place in the text
+	Path      string
+	Msg       string
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", p.Line, p.Col)
+		}
+		b.WriteString(": ")
+	}
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// ErrorList is every problem found in one config, in file order.
+type ErrorList []Problem
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, p := range l {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LookupFunc finds an environment variable, like os.LookupEnv.
+type LookupFunc func(name string) (string, bool)
+
+// Keys mcpgate reads at the top level; any other top-level key belongs to
+// the client whose config this is, and is ignored.
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "max_message_bytes"}
+
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
+
+// Keys other clients put in server entries. They mean nothing to mcpgate;
+// they are ignored with a warning rather than refused, so a client's own
+// config file still loads.
+var clientOnlyServerKeys = []string{"autoApprove", "alwaysAllow", "envFile", "dev", "description", "gallery", "version"}
+
+var auditKeys = []string{"path", "include_bodies"}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Load parses and validates a config. file names the source in messages;
+// lookup resolves ${VAR} references. The error, if any, is an ErrorList.
+func Load(data []byte, file string, lookup LookupFunc) (*Config, error) {
+	l := &loader{file: file, data: data, lookup: lookup}
+	cfg := l.load()
+	if len(l.problems) > 0 {
+		return nil, l.problems
+	}
+	return cfg, nil
+}
+
+type loader struct {
+	file     string
+	data     []byte
+	lookup   LookupFunc
+	problems ErrorList
+	warnings []string
+}
+
+func (l *loader) addf(path, format string, args ...any) {
+	l.problems = append(l.problems, Problem{File: l.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) load() *Config {
+	if p, ok := syntaxProblem(l.data); ok {
+		p.File = l.file
+		l.problems = append(l.problems, p)
+		return nil
+	}
+	top, err := jsonrpc.Members(l.data)
+	if err != nil {
+		l.addf("", "%v", err)
+		return nil
+	}
+	cfg := &Config{Namespace: true, CacheTTL: DefaultCacheTTL}
+	serversKey := ""
+	for _, m := range top {
+		switch m.Key {
+		case "mcpServers", "servers":
+			if serversKey != "" {
+				l.addf(m.Key, `both "mcpServers" and "servers" are present; use one`)
+				continue
+			}
+			serversKey = m.Key
+			cfg.Servers = l.servers(m.Key, m.Value)
+		case "namespace":
+			l.decode(m.Key, m.Value, &cfg.Namespace)
+		case "audit":
+			cfg.Audit = l.audit(m.Value)
+		case "cache_ttl":
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				cfg.CacheTTL = d
+			}
+		case "max_message_bytes":
+			if l.decode(m.Key, m.Value, &cfg.MaxMessage) && cfg.MaxMessage < 1024 {
+				l.addf(m.Key, "must be at least 1024")
+			}
+		default:
+			if s := suggest(m.Key, topKeys); s != "" {
+				l.warnings = append(l.warnings, fmt.Sprintf("%s: unknown top-level key ignored; did you mean %q?", m.Key, s))
+			}
+		}
+	}
+	if serversKey == "" {
+		l.addf("mcpServers", "missing: the config must list the upstream servers under \"mcpServers\" (or VS Code's \"servers\")")
+	}
+	if !cfg.Namespace && len(cfg.Enabled()) != 1 {
+		l.addf("namespace", "false is allowed only with exactly one enabled server (found %d): without prefixes, names from several servers could collide", len(cfg.Enabled()))
+	}
+	cfg.Warnings = l.warnings
+	return cfg
+}
+
+// syntaxProblem finds the first JSON syntax error and where it is.
+func syntaxProblem(data []byte) (Problem, bool) {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		if _, ok := v.(map[string]any); !ok {
+			return Problem{Line: 1, Col: 1, Msg: "the config must be a JSON object"}, true
+		}
+		return Problem{}, false
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := position(data, int(se.Offset))
+		return Problem{Line: line, Col: col, Msg: "invalid JSON: " + se.Error()}, true
+	}
+	return Problem{Msg: "invalid JSON: " + err.Error()}, true
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, offset int) (line, col int) {
+	offset = min(offset, len(data))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = offset - (bytes.LastIndexByte(before, '\n') + 1)
+	if col == 0 {
+		col = 1
+	}
+	return line, col
+}
+
+func (l *loader) servers(key string, raw json.RawMessage) []Server {
+	members, err := jsonrpc.Members(raw)
+	if err != nil {
+		l.addf(key, "must be an object mapping server names to their settings: %v", err)
+		return nil
+	}
+	var out []Server
+	for _, m := range members {
+		path := key + "." + m.Key
+		if s, ok := l.server(path, m.Key, m.Value); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
+	s := Server{Name: name, Timeout: DefaultTimeout}
+	switch {
+	case name == "":
+		l.addf(path, "server name must not be empty")
+	case !serverNameRE.MatchString(name):
+		l.addf(path, "server name %q may contain only letters, digits, '-' and '_' (it prefixes every tool name)", name)
+	case strings.Contains(name, "__"):
+		l.addf(path, "server name %q must not contain \"__\": it separates the server from the tool in \"server__tool\"", name)
+	case strings.HasSuffix(name, "_"):
+		l.addf(path, "server name %q must not end in '_': \"%s__tool\" would not split back unambiguously", name, name)
+	}
+	members, err := jsonrpc.Members(raw)
+	if err != nil {
+		l.addf(path, "must be an object: %v", err)
+		return s, false
+	}
+	// disabled first: a disabled server's unset variables are not errors,
+	// so that switching a server off is enough to run without its secrets.
+	if v, ok := members.Get("disabled"); ok {
+		l.decode(path+".disabled", v, &s.Disabled)
+	}
+	strict := !s.Disabled
+	var typ string
+	for _, m := range members {
+		fpath := path + "." + m.Key
+		switch m.Key {
+		case "type":
+			typ = l.str(fpath, m.Value, strict)
+		case "command":
+			s.Command = l.str(fpath, m.Value, strict)
+			if s.Command == "" && strict {
+				l.addf(fpath, "must not be empty")
+			}
+		case "args":
+			var args []json.RawMessage
+			if l.decode(fpath, m.Value, &args) {
+				for i, a := range args {
+					s.Args = append(s.Args, l.str(fmt.Sprintf("%s[%d]", fpath, i), a, strict))
+				}
+			}
+		case "env":
+			s.Env = l.strMap(fpath, m.Value, strict)
+		case "cwd":
+			s.Cwd = l.str(fpath, m.Value, strict)
+		case "url":
+			s.URL = l.str(fpath, m.Value, strict)
+			if s.URL == "" && strict {
+				l.addf(fpath, "must not be empty")
+			} else if strict && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+				l.addf(fpath, "must be an http:// or https:// URL, not %q", s.URL)
+			}
+		case "headers":
+			s.Headers = l.strMap(fpath, m.Value, strict)
+		case "timeout":
+			if d, ok := l.duration(fpath, m.Value); ok {
+				s.Timeout = d
+			}
+		case "disabled":
+		default:
+			if contains(clientOnlyServerKeys, m.Key) {
+				l.warnings = append(l.warnings, fpath+": used by other MCP clients, ignored by mcpgate")
+				continue
+			}
+			l.unknown(fpath, m.Key, serverKeys)
+		}
+	}
+	_, hasCommand := members.Get("command")
+	_, hasURL := members.Get("url")
+	switch {
+	case hasCommand && hasURL:
+		l.addf(path, `has both "command" and "url"; a server is either a local command (stdio) or a remote URL`)
+	case !hasCommand && !hasURL:
+		l.addf(path, `needs "command" (a local stdio server) or "url" (a remote server)`)
+	}
+	switch typ {
+	case "":
+		s.Type = TypeStdio
+		if hasURL {
+			s.Type = TypeHTTP
+		}
+	case TypeStdio:
+		s.Type = typ
+		if hasURL {
+			l.addf(path+".type", `"stdio" needs "command", not "url"`)
+		}
+	case TypeHTTP, "streamable-http", "streamableHttp":
+		s.Type = TypeHTTP
+		if hasCommand {
+			l.addf(path+".type", `%q needs "url", not "command"`, typ)
+		}
+	case TypeSSE:
+		s.Type = typ
+		if hasCommand {
+			l.addf(path+".type", `"sse" needs "url", not "command"`)
+		}
+	default:
+		l.addf(path+".type", `must be "stdio", "http" or "sse", not %q`, typ)
+	}
+	return s, true
+}
+
+func (l *loader) audit(raw json.RawMessage) Audit {
+	var a Audit
+	members, err := jsonrpc.Members(raw)
+	if err != nil {
+		l.addf("audit", "must be an object: %v", err)
+		return a
+	}
+	for _, m := range members {
+		path := "audit." + m.Key
+		switch m.Key {
+		case "path":
+			a.Path = l.str(path, m.Value, true)
+			if a.Path == "" {
+				l.addf(path, "must not be empty (leave out the audit section for no audit trail)")
+			}
+		case "include_bodies":
+			l.decode(path, m.Value, &a.IncludeBodies)
+		default:
+			l.unknown(path, m.Key, auditKeys)
+		}
+	}
+	if _, ok := members.Get("path"); !ok {
+		l.addf("audit.path", "missing: where to write the audit trail")
+	}
+	return a
+}
+
+func (l *loader) unknown(path, key string, known []string) {
+	if s := suggest(key, known); s != "" {
+		l.addf(path, "unknown field; did you mean %q?", s)
+		return
+	}
+	l.addf(path, "unknown field (known: %s)", strings.Join(known, ", "))
+}
+
+// decode reads a value of a fixed JSON type into v, reporting a mismatch.
+func (l *loader) decode(path string, raw json.RawMessage, v any) bool {
+	if err := json.Unmarshal(raw, v); err != nil {
+		l.addf(path, "must be %s, not %s", jsonKind(v), describe(raw))
+		return false
+	}
+	return true
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case *bool:
+		return "true or false"
+	case *int:
+		return "a whole number"
+	case *[]json.RawMessage:
+		return "an array"
+	default:
+		return "a string"
+	}
+}
+
+func describe(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// str reads a string and expands ${VAR} in it. With strict false, unset
+// variables are left as they are instead of being errors.
+func (l *loader) str(path string, raw json.RawMessage, strict bool) string {
+	var s string
+	if !l.decode(path, raw, &s) {
+		return ""
+	}
+	out, err := Expand(s, l.lookup)
+	if err != nil {
+		if strict {
+			l.addf(path, "%v", err)
+		}
+		return s
+	}
+	return out
+}
+
+func (l *loader) strMap(path string, raw json.RawMessage, strict bool) map[string]string {
+	members, err := jsonrpc.Members(raw)
+	if err != nil {
+		l.addf(path, "must be an object of strings: %v", err)
+		return nil
+	}
+	out := make(map[string]string, len(members))
+	for _, m := range members {
+		out[m.Key] = l.str(path+"."+m.Key, m.Value, strict)
+	}
+	return out
+}
+
+// duration reads a Go duration string ("30s", "2m") or, as some clients
+// write it, a number of seconds.
+func (l *loader) duration(path string, raw json.RawMessage) (time.Duration, bool) {
+	var d time.Duration
+	if raw[0] != '"' {
+		var secs float64
+		if json.Unmarshal(raw, &secs) != nil {
+			l.addf(path, `must be a duration such as "30s", not %s`, describe(raw))
+			return 0, false
+		}
+		d = time.Duration(secs * float64(time.Second))
+	} else {
+		s := l.str(path, raw, true)
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			l.addf(path, `%q is not a duration; write it like "30s" or "2m"`, s)
+			return 0, false
+		}
+	}
+	if d <= 0 {
+		l.addf(path, "must be positive")
+		return 0, false
+	}
+	return d, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the known key closest to key, if it is close enough to be
+// a typo (or differs only in case).
+func suggest(key string, known []string) string {
+	type cand struct {
+		k string
+		d int
+	}
+	var cs []cand
+	for _, k := range known {
+		d := distance(strings.ToLower(key), strings.ToLower(k))
+		if d <= 2 && d < len(k)/2+1 {
+			cs = append(cs, cand{k, d})
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	return cs[0].k
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

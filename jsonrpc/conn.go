@@ -1,0 +1,463 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Handler serves what the peer sends.
+//
+// For a request, Handle runs on a goroutine of its own (so a slow request
+// never delays the next) and what it returns is sent back as the response. Its
+// context ends when the peer cancels the request (see Conn.CancelIncoming), when
+// the connection is closed, or when the owner stops waiting (Conn.Close).
+//
+// For a notification, and for a request that Options.Ordered selects, Handle
+// runs on the reader goroutine, in arrival order: it must not block for long.
+// A notification's return values are ignored.
+type Handler interface {
+	Handle(ctx context.Context, msg *Message) (json.RawMessage, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, msg *Message) (json.RawMessage, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, msg *Message) (json.RawMessage, error) {
+	return f(ctx, msg)
+}
+
+var _ Handler = HandlerFunc(nil)
+
+// Options configure a Conn. The zero value is usable.
+type Options struct {
+	// Handler serves incoming requests and notifications. Nil answers every
+	// request with ErrMethodNotFound.
+	Handler Handler
+	// Ordered selects requests to handle on the reader goroutine, in order
+	// with the notifications around them (MCP's initialize). Nil: none.
+	Ordered func(method string) bool
+	// Batches reports whether a JSON array of messages is accepted right now.
+	// Nil: never; a batch is then answered with ErrInvalidRequest.
+	Batches func() bool
+	// OnBadInput is told of input that could not be answered: garbage without
+	// an id, or a response to no pending call. Nil: ignored.
+	OnBadInput func(err error)
+}
+
+// Conn is one JSON-RPC connection. It is symmetric: it makes calls with ids
+// it mints and serves the peer's requests through a Handler. One goroutine
+// reads; writes go through the Stream, one whole message at a time.
+type Conn struct {
+	stream Stream
+	opts   Options
+
+	handlerCtx    context.Context // parent of every handler's context
+	cancelHandler context.CancelFunc
+	handlers      sync.WaitGroup // running request handlers
+	readerDone    chan struct{}  // closed when the reader goroutine has returned
+
+	mu       sync.Mutex
+	nextID   int64
+	pending  map[ID]*Call     // outgoing calls waiting for a response
+	incoming map[ID]*inFlight // requests being handled
+	readErr  error            // why reading stopped; nil while it goes on
+}
+
+type inFlight struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the peer: the response is not sent
+}
+
+// NewConn starts serving s. The connection owns s and its reader goroutine;
+// Close ends both.
+func NewConn(s Stream, opts Options) *Conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Conn{
+		stream:        s,
+		opts:          opts,
+		handlerCtx:    ctx,
+		cancelHandler: cancel,
+		readerDone:    make(chan struct{}),
+		pending:       make(map[ID]*Call),
+		incoming:      make(map[ID]*inFlight),
+	}
+	go c.read()
+	return c
+}
+
+// Done is closed when the peer's side has ended (EOF or a read error).
+// Requests already being handled may still be answered.
+func (c *Conn) Done() <-chan struct{} { return c.readerDone }
+
+// Err returns why reading stopped: io.EOF for a clean end, nil while running.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// Wait waits until no request handler is running, or ctx ends.
+func (c *Conn) Wait(ctx context.Context) error {
+	idle := make(chan struct{})
+	go func() { c.handlers.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close cancels every running handler (their answers are still sent while the
+// stream takes them), closes the stream and retires every pending call with
+// ErrClosed. The reader stops when the stream's Read returns (Done); Close
+// does not wait for it, since a Read on a blocking file such as a
+// terminal's stdin cannot be interrupted.
+func (c *Conn) Close() error {
+	c.cancelHandler()
+	err := c.stream.Close()
+	c.retireAll(ErrClosed)
+	return err
+}
+
+func (c *Conn) read() {
+	defer close(c.readerDone)
+	for {
+		data, err := c.stream.Read()
+		var tooLarge *TooLargeError
+		if errors.As(err, &tooLarge) {
+			c.rejectTooLarge(tooLarge)
+			continue
+		}
+		if err != nil {
+			c.retireAll(err)
+			return
+		}
+		c.dispatch(data)
+	}
+}
+
+func (c *Conn) rejectTooLarge(e *TooLargeError) {
+	id := idFromPrefix(e.Prefix)
+	if !id.IsValid() {
+		c.badInput(fmt.Errorf("%v; no id could be read from its start, so it is dropped", e))
+		return
+	}
+	c.write(&Message{ID: id, Error: ToWire(fmt.Errorf("%w: %v", ErrInvalidRequest, e))})
+}
+
+// idFromPrefix reads a top-level "id" from the start of a message that may be
+// cut off or broken later on.
+func idFromPrefix(prefix []byte) ID {
+	ms, _ := Members(prefix)
+	if raw, ok := ms.Get("id"); ok {
+		if id, err := ParseID(raw); err == nil {
+			return id
+		}
+	}
+	return ID{}
+}
+
+func (c *Conn) dispatch(data []byte) {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		c.dispatchBatch(trimmed)
+		return
+	}
+	msg, err := Decode(data)
+	if err != nil {
+		c.rejectInvalid(msg, err)
+		return
+	}
+	if resp := c.serve(msg, nil); resp != nil {
+		c.write(resp)
+	}
+}
+
+// rejectInvalid answers a message that failed to decode, when it has an id
+// to answer to. A broken response fails the call it answers instead.
+func (c *Conn) rejectInvalid(msg *Message, err error) {
+	if msg == nil || !msg.ID.IsValid() {
+		c.badInput(err)
+		return
+	}
+	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
+		if !c.deliver(msg.ID, nil, fmt.Errorf("invalid response: %w", err)) {
+			c.badInput(err)
+		}
+		return
+	}
+	c.write(&Message{ID: msg.ID, Error: ToWire(err)})
+}
+
+// serve handles one decoded message. A request's response is written by the
+// goroutine that handles it, or, in a batch, collected by batch; an answer
+// that is ready at once is returned.
+func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
+	switch {
+	case msg.IsResponse():
+		var err error
+		if msg.Error != nil {
+			err = msg.Error
+		}
+		if !c.deliver(msg.ID, msg.Result, err) {
+			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
+		}
+		return nil
+	case msg.IsNotification():
+		if c.opts.Handler != nil {
+			c.opts.Handler.Handle(c.handlerCtx, msg)
+		}
+		return nil
+	}
+
+	ctx, cancel := context.WithCancel(c.handlerCtx)
+	c.mu.Lock()
+	if _, dup := c.incoming[msg.ID]; dup {
+		c.mu.Unlock()
+		cancel()
+		return &Message{ID: msg.ID, Error: ToWire(fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))}
+	}
+	flight := &inFlight{cancel: cancel}
+	c.incoming[msg.ID] = flight
+	c.mu.Unlock()
+
+	run := func() *Message {
+		defer cancel()
+		var result json.RawMessage
+		var err error
+		if c.opts.Handler == nil {
+			err = fmt.Errorf("%w: %s", ErrMethodNotFound, msg.Method)
+		} else {
+			result, err = c.opts.Handler.Handle(ctx, msg)
+		}
+		c.mu.Lock()
+		delete(c.incoming, msg.ID)
+		suppressed := flight.cancelled
+		c.mu.Unlock()
+		if suppressed {
+			return nil
+		}
+		resp := &Message{ID: msg.ID, Result: result}
+		if err != nil {
+			resp = &Message{ID: msg.ID, Error: ToWire(err)}
+		}
+		return resp
+	}
+	if c.opts.Ordered != nil && c.opts.Ordered(msg.Method) && batch == nil {
+		return run()
+	}
+	c.handlers.Add(1)
+	if batch != nil {
+		batch.wg.Add(1)
+	}
+	go func() {
+		defer c.handlers.Done()
+		resp := run()
+		if batch != nil {
+			batch.add(resp)
+			batch.wg.Done()
+		} else if resp != nil {
+			c.write(resp)
+		}
+	}()
+	return nil
+}
+
+type batchCollector struct {
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	resps []*Message
+}
+
+func (b *batchCollector) add(m *Message) {
+	if m == nil {
+		return
+	}
+	b.mu.Lock()
+	b.resps = append(b.resps, m)
+	b.mu.Unlock()
+}
+
+// dispatchBatch serves a JSON array of messages, when batches are allowed,
+// and answers with one array of the responses.
+func (c *Conn) dispatchBatch(data []byte) {
+	if c.opts.Batches == nil || !c.opts.Batches() {
+		c.badInput(errors.New("batch received but batches are not allowed in this protocol version"))
+		c.write(&Message{Error: ToWire(fmt.Errorf("%w: batches are not supported in this protocol version", ErrInvalidRequest))})
+		return
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(data, &elems); err != nil || len(elems) == 0 {
+		c.write(&Message{Error: ToWire(fmt.Errorf("%w: batch must be a non-empty array of messages", ErrInvalidRequest))})
+		return
+	}
+	batch := &batchCollector{}
+	for _, elem := range elems {
+		msg, err := Decode(elem)
+		if err != nil {
+			id := ID{}
+			if msg != nil {
+				id = msg.ID
+			}
+			batch.add(&Message{ID: id, Error: ToWire(err)})
+			continue
+		}
+		batch.add(c.serve(msg, batch))
+	}
+	// The reply needs every answer; waiting here keeps the batch's
+	// notifications ordered before whatever the peer sends next.
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		batch.wg.Wait()
+		if len(batch.resps) == 0 {
+			return
+		}
+		out := []byte{'['}
+		for i, r := range batch.resps {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, r.Encode()...)
+		}
+		c.writeRaw(append(out, ']'))
+	}()
+}
+
+// CancelIncoming cancels the handler of the peer's request id, and its
+// response is not sent (the peer said it no longer wants one). It reports
+// whether such a request was in flight.
+func (c *Conn) CancelIncoming(id ID) bool {
+	c.mu.Lock()
+	f, ok := c.incoming[id]
+	if ok {
+		f.cancelled = true
+	}
+	c.mu.Unlock()
+	if ok {
+		f.cancel()
+	}
+	return ok
+}
+
+func (c *Conn) write(m *Message) { c.writeRaw(m.Encode()) }
+
+func (c *Conn) writeRaw(b []byte) {
+	if err := c.stream.Write(b); err != nil {
+		c.badInput(fmt.Errorf("write: %w", err))
+	}
+}
+
+func (c *Conn) badInput(err error) {
+	if c.opts.OnBadInput != nil {
+		c.opts.OnBadInput(err)
+	}
+}
+
+// Call is one outgoing request.
+type Call struct {
+	id     ID
+	conn   *Conn
+	done   chan struct{} // closed once result or err is set
+	result json.RawMessage
+	err    error
+}
+
+// ID is the id the request was sent with.
+func (call *Call) ID() ID { return call.id }
+
+// Wait returns the response. If ctx ends first the call is retired (a late
+// response is dropped) and ctx's error returned; telling the peer is the
+// caller's business, since cancellation is not part of JSON-RPC.
+func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
+	select {
+	case <-call.done:
+		return call.result, call.err
+	case <-ctx.Done():
+		if !call.conn.deliver(call.id, nil, ctx.Err()) {
+			<-call.done // answered meanwhile
+			return call.result, call.err
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// Start sends a request with a fresh id. The call is registered before it is
+// sent, so no response can outrun it.
+func (c *Conn) Start(method string, params json.RawMessage) (*Call, error) {
+	c.mu.Lock()
+	if c.readErr != nil {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.nextID++
+	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
+	c.pending[call.id] = call
+	c.mu.Unlock()
+	if err := c.stream.Write((&Message{ID: call.id, Method: method, Params: params}).Encode()); err != nil {
+		c.deliver(call.id, nil, fmt.Errorf("%w: %v", ErrClosed, err))
+		return nil, call.err
+	}
+	return call, nil
+}
+
+// Call sends a request and waits for its response.
+func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	call, err := c.Start(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return call.Wait(ctx)
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(method string, params json.RawMessage) error {
+	return c.stream.Write((&Message{Method: method, Params: params}).Encode())
+}
+
+func (c *Conn) isPending(id ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id]
+	return ok
+}
+
+// deliver completes the pending call id, exactly once. It reports whether
+// the call was still pending.
+func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
+	c.mu.Lock()
+	call, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ok {
+		call.result, call.err = result, err
+		close(call.done)
+	}
+	return ok
+}
+
+// retireAll stops taking calls and fails every pending one: when the reader
+// has stopped, no response can ever come.
+func (c *Conn) retireAll(cause error) {
+	c.mu.Lock()
+	if c.readErr == nil {
+		c.readErr = cause
+	}
+	pending := c.pending
+	c.pending = make(map[ID]*Call)
+	c.mu.Unlock()
+	err := ErrClosed
+	if cause != nil && cause != io.EOF && cause != ErrClosed {
+		err = fmt.Errorf("%w: %v", ErrClosed, cause)
+	}
+	for _, call := range pending {
+		call.err = err
+		close(call.done)
+	}
+}

@@ -1,0 +1,139 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Stream carries whole messages. Read is called by one goroutine at a time
+// (the connection's reader); Write may be called concurrently and must write
+// each message whole. Close unblocks a pending Read.
+type Stream interface {
+	// Read returns the next message's bytes, or io.EOF when the peer is done.
+	// A message that breaks a limit is reported as a *TooLargeError and the
+	// stream stays usable.
+	Read() ([]byte, error)
+	Write(msg []byte) error
+	Close() error
+}
+
+// DefaultMaxMessage is the default limit on one incoming message.
+const DefaultMaxMessage = 16 << 20
+
+// prefixKeep is how much of an over-size message is kept: enough to find the
+// id of any sensibly built request.
+const prefixKeep = 64 << 10
+
+// TooLargeError reports an incoming message over the size limit. Prefix holds
+// its start, from which the request id can often still be read.
+type TooLargeError struct {
+	Size   int // bytes seen before the message ended
+	Limit  int
+	Prefix []byte
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", e.Size, e.Limit)
+}
+
+// lineStream frames messages as lines: the stdio transport of MCP.
+type lineStream struct {
+	r       *bufio.Reader
+	max     int
+	writeMu sync.Mutex // the right to write; held only across one Write
+	w       io.Writer
+	closer  io.Closer
+	buf     []byte
+}
+
+// NewLineStream frames one message per line over r and w. max limits one
+// incoming line (0 means DefaultMaxMessage). closer, if not nil, is closed by
+// Close.
+func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, max int) Stream {
+	if max <= 0 {
+		max = DefaultMaxMessage
+	}
+	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, max: max}
+}
+
+func (s *lineStream) Read() ([]byte, error) {
+	for {
+		line, err := readLine(s.r, s.max, s.buf[:0])
+		if tl, ok := err.(*TooLargeError); ok {
+			return nil, tl
+		}
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			return nil, err
+		}
+		s.buf = line[:0]
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			if err == io.EOF {
+				return nil, io.EOF
+			}
+			continue // blank lines are allowed between messages
+		}
+		if cap(s.buf) > 1<<20 {
+			s.buf = nil // don't pin one huge message's buffer forever
+		}
+		return bytes.Clone(line), nil
+	}
+}
+
+// readLine reads up to '\n' without bufio.Scanner's fixed token limit. Past
+// max bytes it keeps a prefix, discards the rest of the line and reports
+// *TooLargeError, so one bad message does not end the stream.
+func readLine(r *bufio.Reader, max int, buf []byte) ([]byte, error) {
+	size := 0
+	over := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		size += len(chunk)
+		if !over {
+			if size > max+1 { // +1: the newline itself does not count
+				over = true
+				keep := min(prefixKeep, max)
+				if len(buf) < keep {
+					buf = append(buf, chunk[:min(len(chunk), keep-len(buf))]...)
+				}
+				buf = buf[:min(len(buf), keep)]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil:
+			if over {
+				return nil, &TooLargeError{Size: size - 1, Limit: max, Prefix: buf}
+			}
+			return buf, nil
+		default:
+			if over {
+				return nil, &TooLargeError{Size: size, Limit: max, Prefix: buf}
+			}
+			return buf, err
+		}
+	}
+}
+
+func (s *lineStream) Write(msg []byte) error {
+	line := make([]byte, len(msg)+1)
+	copy(line, msg)
+	line[len(msg)] = '\n'
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	_, err := s.w.Write(line)
+	return err
+}
+
+func (s *lineStream) Close() error {
+	if s.closer != nil {
+		return s.closer.Close()
+	}
+	return nil
+}

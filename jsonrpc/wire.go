@@ -1,0 +1,321 @@
+// Package jsonrpc implements JSON-RPC 2.0: the wire format, stream framing and a
+// symmetric connection that both sends and serves requests.
+//
+// Nothing here knows about MCP. Ids are kept byte-exact, params and results stay
+// raw JSON, and the envelope is decoded strictly so that a message is read here
+// exactly as the peer on the other side of a proxy will read it.
+//
+// Data flows from a [Stream] (one message per Read) into a [Conn], which
+// dispatches requests to a [Handler] concurrently and matches responses to the
+// calls it made.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Version is the only JSON-RPC version this package speaks.
+const Version = "2.0"
+
+// ID is a request id exactly as it appeared on the wire: the raw JSON text of a
+// string or a number. "7" and 7 are different ids. The zero ID means "no id".
+type ID struct{ raw string }
+
+// IntID returns the id for the number n.
+func IntID(n int64) ID { return ID{strconv.FormatInt(n, 10)} }
+
+// StringID returns the id for the string s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s)
+	return ID{string(b)}
+}
+
+// ParseID reads an id from raw JSON. Only strings and numbers are ids.
+func ParseID(raw json.RawMessage) (ID, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ID{}, errors.New("missing id")
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return ID{}, fmt.Errorf("id: %v", err)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return ID{}, fmt.Errorf("id: %v", err)
+		}
+	default:
+		return ID{}, fmt.Errorf("id must be a string or a number, not %s", raw)
+	}
+	return ID{string(raw)}, nil
+}
+
+// IsValid reports whether the id is present.
+func (id ID) IsValid() bool { return id.raw != "" }
+
+// String returns the raw JSON text of the id.
+func (id ID) String() string { return id.raw }
+
+// MarshalJSON writes the id byte-exact; the zero ID is null.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON accepts a string or a number.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	v, err := ParseID(b)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// Message is any JSON-RPC message. Which kind it is follows from its fields:
+// a request has a Method and an ID, a notification a Method and no ID, a
+// response an ID (or, for an unreadable request, none) and a Result or Error.
+type Message struct {
+	ID     ID
+	Method string
+	Params json.RawMessage // nil when absent
+	Result json.RawMessage // set on a successful response
+	Error  *Error          // set on an error response
+
+	// Size is how many bytes the message took on the wire (0 if built locally).
+	Size int
+}
+
+// IsRequest reports whether m is a request (expects a response).
+func (m *Message) IsRequest() bool { return m.Method != "" && m.ID.IsValid() }
+
+// IsNotification reports whether m is a notification.
+func (m *Message) IsNotification() bool { return m.Method != "" && !m.ID.IsValid() }
+
+// IsResponse reports whether m answers a request.
+func (m *Message) IsResponse() bool { return m.Method == "" }
+
+// Encode returns the wire form of m. Absent fields are omitted, never null.
+func (m *Message) Encode() []byte {
+	b := make([]byte, 0, 64+len(m.Params)+len(m.Result))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if m.ID.IsValid() || (m.IsResponse() && m.Error != nil) {
+		b = append(b, `,"id":`...)
+		id, _ := m.ID.MarshalJSON()
+		b = append(b, id...)
+	}
+	if m.Method != "" {
+		b = append(b, `,"method":`...)
+		b = appendString(b, m.Method)
+		if len(m.Params) > 0 {
+			b = append(b, `,"params":`...)
+			b = append(b, m.Params...)
+		}
+	} else if m.Error != nil {
+		b = append(b, `,"error":`...)
+		b = m.Error.appendJSON(b)
+	} else {
+		b = append(b, `,"result":`...)
+		if len(m.Result) == 0 {
+			b = append(b, "{}"...)
+		} else {
+			b = append(b, m.Result...)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// Decode reads one message, strictly: the top level must be an object whose
+// keys are exactly those of JSON-RPC 2.0, each at most once. encoding/json
+// alone would accept "ID" for "id" and keep the last of two "method" keys, so a
+// proxy could read a message differently from the peer behind it.
+//
+// On failure the error is an *Error (ParseError or InvalidRequest) and the
+// returned message, if not nil, carries the id when one could be read, so that
+// the error can still be answered to the right request.
+func Decode(data []byte) (*Message, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		if len(data) > 0 && data[0] == '[' {
+			return nil, fmt.Errorf("%w: batch where one message was expected", ErrInvalidRequest)
+		}
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("%w: not JSON", ErrParse)
+		}
+		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
+	}
+	members, err := Members(data)
+	m := &Message{Size: len(data)}
+	if id, ok := members.Get("id"); ok {
+		if parsed, err := ParseID(id); err == nil {
+			m.ID = parsed
+		}
+	}
+	if err != nil {
+		return m, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	var version, hasID bool
+	for _, mem := range members {
+		switch mem.Key {
+		case "jsonrpc":
+			var v string
+			if json.Unmarshal(mem.Value, &v) != nil || v != Version {
+				return m, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
+			}
+			version = true
+		case "id":
+			hasID = true
+			if bytes.Equal(mem.Value, []byte("null")) {
+				continue
+			}
+			if !m.ID.IsValid() {
+				_, perr := ParseID(mem.Value)
+				return m, fmt.Errorf("%w: %v", ErrInvalidRequest, perr)
+			}
+		case "method":
+			if json.Unmarshal(mem.Value, &m.Method) != nil || m.Method == "" {
+				return m, fmt.Errorf(`%w: "method" must be a non-empty string`, ErrInvalidRequest)
+			}
+		case "params":
+			if c := mem.Value[0]; c != '{' && c != '[' {
+				return m, fmt.Errorf(`%w: "params" must be an object or an array`, ErrInvalidRequest)
+			}
+			m.Params = mem.Value
+		case "result":
+			m.Result = mem.Value
+		case "error":
+			var e Error
+			if err := json.Unmarshal(mem.Value, &e); err != nil {
+				return m, fmt.Errorf(`%w: "error": %v`, ErrInvalidRequest, err)
+			}
+			m.Error = &e
+		default:
+			return m, fmt.Errorf("%w: unknown member %q", ErrInvalidRequest, mem.Key)
+		}
+	}
+	switch {
+	case !version:
+		return m, fmt.Errorf(`%w: missing "jsonrpc":"2.0"`, ErrInvalidRequest)
+	case m.Method != "":
+		if m.Result != nil || m.Error != nil {
+			return m, fmt.Errorf(`%w: a request cannot carry "result" or "error"`, ErrInvalidRequest)
+		}
+		if hasID && !m.ID.IsValid() {
+			return m, fmt.Errorf("%w: id must not be null", ErrInvalidRequest)
+		}
+	case (m.Result == nil) == (m.Error == nil):
+		return m, fmt.Errorf(`%w: a response needs exactly one of "result" and "error"`, ErrInvalidRequest)
+	case !hasID:
+		return m, fmt.Errorf("%w: a response needs an id", ErrInvalidRequest)
+	}
+	return m, nil
+}
+
+// Member is one key of a JSON object with its raw value.
+type Member struct {
+	Key   string
+	Value json.RawMessage // exact bytes of the value
+	Start int             // offset of Value within the object
+}
+
+// MemberList is the members of one object, in order.
+type MemberList []Member
+
+// Get returns the value of key, matched exactly.
+func (ms MemberList) Get(key string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Members splits a JSON object into its members, keys unescaped and matched
+// exactly. A duplicate key is an error. On error, the members read so far are
+// returned too: an id early in a broken message can still be answered.
+func Members(obj []byte) (MemberList, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var ms MemberList
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ms, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return ms, errors.New("object key is not a string")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ms, fmt.Errorf("member %q: %v", key, err)
+		}
+		if _, dup := ms.Get(key); dup {
+			return ms, fmt.Errorf("duplicate member %q", key)
+		}
+		end := int(dec.InputOffset())
+		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
+	}
+	if _, err := dec.Token(); err != nil {
+		return ms, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return ms, errors.New("data after the object")
+	}
+	return ms, nil
+}
+
+// Replace returns obj with the value of key replaced by value (added at the end
+// when absent). The rest of obj is copied byte for byte: nothing is re-encoded.
+func Replace(obj []byte, key string, value []byte) ([]byte, error) {
+	ms, err := Members(obj)
+	if err != nil {
+		return nil, err
+	}
+	return ms.Replace(obj, key, value), nil
+}
+
+// Replace is like the function Replace for an object already split into ms.
+func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
+	for _, m := range ms {
+		if m.Key == key {
+			out := make([]byte, 0, len(obj)-len(m.Value)+len(value))
+			out = append(out, obj[:m.Start]...)
+			out = append(out, value...)
+			return append(out, obj[m.Start+len(m.Value):]...)
+		}
+	}
+	end := bytes.LastIndexByte(obj, '}')
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
+	out = append(out, obj[:end]...)
+	if len(ms) > 0 {
+		out = append(out, ',')
+	}
+	out = appendString(out, key)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, obj[end:]...)
+}

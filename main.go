@@ -1,0 +1,190 @@
+// Command mcpgate is a gateway for the Model Context Protocol: one MCP server
+// to its clients, fronting many upstream MCP servers.
+//
+//	mcpgate [-config FILE]            run the gateway on stdin/stdout
+//	mcpgate check [-config FILE]      connect to every upstream and report
+//	mcpgate tools [-config FILE]      list the aggregated tools
+//	mcpgate demo                      see it work, no config needed
+//	mcpgate version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// version is set at release time with -ldflags "-X main.version=…".
+var version = "0.1.0"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `mcpgate: one MCP server in front of many.
+
+Usage:
+  mcpgate [flags]              run the gateway; the MCP client talks to it on stdin/stdout
+  mcpgate check [flags]        validate the config and connect to every upstream
+  mcpgate tools [flags]        list the aggregated tools and their servers
+  mcpgate demo                 run against two built-in servers and show what happens
+  mcpgate version              print the version
+
+Run "mcpgate COMMAND -h" for a command's flags.
+`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return runCheck(args[1:], stdout, stderr)
+		case "tools":
+			return runTools(args[1:], stdout, stderr)
+		case "demo":
+			return runDemo(args[1:], stdout, stderr)
+		case demoServerCommand:
+			return runDemoServer(args[1:], stdin, stdout, stderr)
+		case "version":
+			fmt.Fprintf(stdout, "mcpgate %s\n", version)
+			return 0
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
+	return runGateway(args, stdin, stdout, stderr)
+}
+
+// commonFlags are the flags every command that loads a config takes.
+type commonFlags struct {
+	config    string
+	logLevel  string
+	logFormat string
+}
+
+func newFlagSet(name, summary string, stderr io.Writer) (*flag.FlagSet, *commonFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &commonFlags{}
+	fs.StringVar(&c.config, "config", "", "config `file` (default: mcpgate.json in the current directory)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\n%s\n\nFlags:\n", name, summary)
+		fs.PrintDefaults()
+	}
+	return fs, c
+}
+
+// parse parses flags; a non-negative code means "exit with it now".
+func parse(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	return -1
+}
+
+func (c *commonFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("-log-level: %q is not one of debug, info, warn, error", c.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("-log-format: %q is not text or json", c.logFormat)
+}
+
+// loadConfig finds, reads and validates the config.
+func (c *commonFlags) loadConfig() (*config.Config, error) {
+	path := c.config
+	if path == "" {
+		path = "mcpgate.json"
+		if _, err := os.Stat(path); err != nil {
+			return nil, errors.New("no config: pass -config FILE, or put mcpgate.json in the current directory")
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return config.Load(data, path, os.LookupEnv)
+}
+
+// setup loads the config and builds the gateway, reporting problems.
+func setup(c *commonFlags, stderr io.Writer) (*proxy.Gateway, *config.Config, *slog.Logger, bool) {
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpgate:", err)
+		return nil, nil, nil, false
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, indentErrors(err))
+		return nil, nil, nil, false
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config: " + w)
+	}
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: stderr, Version: version})
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpgate:", err)
+		return nil, nil, nil, false
+	}
+	return g, cfg, log, true
+}
+
+func indentErrors(err error) string {
+	var list config.ErrorList
+	if errors.As(err, &list) && len(list) > 1 {
+		return fmt.Sprintf("mcpgate: %d problems in the config:\n  %s", len(list), strings.ReplaceAll(list.Error(), "\n", "\n  "))
+	}
+	return "mcpgate: " + err.Error()
+}
+
+func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, c := newFlagSet("mcpgate [flags]", "Runs the gateway. The MCP client speaks to it on stdin and stdout;\nupstream servers come from the config.", stderr)
+	if code := parse(fs, args); code >= 0 {
+		return code
+	}
+	g, cfg, log, ok := setup(c, stderr)
+	if !ok {
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g.Start()
+	log.Info("mcpgate serving on stdio", "version", version, "servers", len(cfg.Enabled()))
+	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
+	if cerr := g.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		log.Error("mcpgate stopped", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,229 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// kind is one of the four lists the gateway aggregates.
+type kind int
+
+const (
+	kindTools kind = iota
+	kindPrompts
+	kindResources
+	kindTemplates
+	numKinds
+)
+
+// kindInfo holds the facts about one list, in one place.
+type kindInfo struct {
+	list       string // the list method
+	key        string // the array in the list result
+	nameKey    string // the member of each item that is namespaced
+	capability string // what a server declares to offer the list
+	changed    string // the list_changed notification
+}
+
+var kinds = [numKinds]kindInfo{
+	kindTools:     {methodToolsList, "tools", "name", "tools", notifyToolsChanged},
+	kindPrompts:   {methodPromptsList, "prompts", "name", "prompts", notifyPromptsChanged},
+	kindResources: {methodResourcesList, "resources", "uri", "resources", notifyResourcesChanged},
+	kindTemplates: {methodTemplatesList, "resourceTemplates", "uriTemplate", "resources", notifyResourcesChanged},
+}
+
+// item is one entry of an upstream's list, as the upstream sent it.
+type item struct {
+	name    string // the value of the kind's nameKey
+	raw     json.RawMessage
+	members jsonrpc.MemberList
+	uiURI   string // a tool's _meta.ui.resourceUri (MCP Apps), routed to this server
+}
+
+// listCache is one upstream's last list of one kind. Guarded by upstream.mu.
+type listCache struct {
+	items   []item
+	fetched time.Time
+	fresh   bool // usable for clients; false once the server said it changed
+}
+
+// maxPages stops a server whose cursors never end.
+const maxPages = 1000
+
+// fetchList returns the upstream's whole list, following every page, from
+// the cache when it is still fresh. A list is cached only when the server
+// promised to say when it changes (listChanged), and never beyond the TTL.
+func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
+	info := kinds[k]
+	u.mu.Lock()
+	c := u.lists[k]
+	u.mu.Unlock()
+	if c.fresh && time.Since(c.fetched) < u.g.cacheTTL {
+		return c.items, nil
+	}
+	var items []item
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
+		}
+		var params json.RawMessage
+		if cursor != "" {
+			params = mustJSON(map[string]string{"cursor": cursor})
+		}
+		raw, err := u.call(ctx, info.list, params)
+		if err != nil {
+			return nil, err
+		}
+		pageItems, next, err := parseListPage(raw, k)
+		if err != nil {
+			return nil, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+		}
+		items = append(items, pageItems...)
+		if next == "" || next == cursor {
+			break
+		}
+		cursor = next
+	}
+	var cap listCapability
+	if raw, ok := u.capability(info.capability); ok {
+		json.Unmarshal(raw, &cap)
+	}
+	u.mu.Lock()
+	u.lists[k] = listCache{items: items, fetched: time.Now(), fresh: cap.ListChanged}
+	u.mu.Unlock()
+	return items, nil
+}
+
+func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
+	info := kinds[k]
+	ms, err := jsonrpc.Members(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	var next string
+	if c, ok := ms.Get("nextCursor"); ok && string(c) != "null" {
+		if err := json.Unmarshal(c, &next); err != nil {
+			return nil, "", fmt.Errorf("nextCursor: %v", err)
+		}
+	}
+	arr, ok := ms.Get(info.key)
+	if !ok {
+		return nil, next, fmt.Errorf("no %q array", info.key)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(arr, &raws); err != nil {
+		return nil, "", fmt.Errorf("%s: %v", info.key, err)
+	}
+	items := make([]item, 0, len(raws))
+	for i, r := range raws {
+		im, err := jsonrpc.Members(r)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s[%d]: %v", info.key, i, err)
+		}
+		nameRaw, ok := im.Get(info.nameKey)
+		var name string
+		if !ok || json.Unmarshal(nameRaw, &name) != nil || name == "" {
+			return nil, "", fmt.Errorf("%s[%d]: %q must be a non-empty string", info.key, i, info.nameKey)
+		}
+		it := item{name: name, raw: r, members: im}
+		if k == kindTools {
+			it.uiURI = uiResourceURI(im)
+		}
+		items = append(items, it)
+	}
+	return items, next, nil
+}
+
+// uiResourceURI reads an MCP Apps tool's UI resource, under the current key
+// (_meta.ui.resourceUri) or the legacy one (_meta["ui/resourceUri"]).
+func uiResourceURI(tool jsonrpc.MemberList) string {
+	meta, ok := tool.Get("_meta")
+	if !ok {
+		return ""
+	}
+	var m struct {
+		UI struct {
+			ResourceURI string `json:"resourceUri"`
+		} `json:"ui"`
+		Legacy string `json:"ui/resourceUri"`
+	}
+	json.Unmarshal(meta, &m)
+	if m.UI.ResourceURI != "" {
+		return m.UI.ResourceURI
+	}
+	return m.Legacy
+}
+
+// listResult is one upstream's contribution to a merged list.
+type listResult struct {
+	up    *upstream
+	items []item
+	err   error
+}
+
+// fetchAll asks every connected upstream that offers the list, at once, each
+// within its own timeout, and waits for all of them: the merge takes as long
+// as the slowest answer, never the sum.
+func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
+	var ups []*upstream
+	for _, u := range g.upstreams {
+		if _, ok := u.capability(kinds[k].capability); ok {
+			ups = append(ups, u)
+		}
+	}
+	results := make([]listResult, len(ups))
+	var wg sync.WaitGroup
+	for i, u := range ups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items, err := u.fetchList(ctx, k)
+			results[i] = listResult{up: u, items: items, err: err}
+		}()
+	}
+	wg.Wait()
+	g.names.update(k, results)
+	return results
+}
+
+// mergedList builds the list result a client sees: every upstream's items in
+// config order, each renamed to its exposed name. Nothing else in an item is
+// touched. It also returns which servers answered and which failed.
+func (g *Gateway) mergedList(ctx context.Context, k kind) (json.RawMessage, []string, []error) {
+	results := g.fetchAll(ctx, k)
+	info := kinds[k]
+	out := make([]byte, 0, 4096)
+	out = append(out, '{')
+	out = append(out, quote(info.key)...)
+	out = append(out, ":["...)
+	var servers []string
+	var errs []error
+	first := true
+	for _, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		servers = append(servers, r.up.name)
+		for _, it := range r.items {
+			exposed := g.names.exposed(k, r.up, it.name)
+			if !first {
+				out = append(out, ',')
+			}
+			first = false
+			if exposed == it.name {
+				out = append(out, it.raw...)
+			} else {
+				out = append(out, it.members.Replace(it.raw, info.nameKey, quote(exposed))...)
+			}
+		}
+	}
+	out = append(out, "]}"...)
+	return out, servers, errs
+}

@@ -1,0 +1,346 @@
+// Package proxy is the MCP gateway: it connects to every configured upstream
+// server as a client, and serves clients as one server whose tools, prompts
+// and resources are the upstreams' own, named "server__name".
+//
+// Use it as a library in three steps:
+//
+//	g, err := proxy.New(cfg, proxy.Options{})
+//	g.Start()                        // connect upstreams in the background
+//	err = g.Serve(ctx, stream)       // one client session; call once per client
+//	g.Close()                        // stop every upstream
+//
+// Data flow: a client's request arrives on its session's jsonrpc.Conn, is
+// routed by name through the name table to one upstream (or fanned out to
+// all of them for lists), sent there with an id the gateway mints, and the
+// answer goes back with only names, URIs and tokens rewritten. What an
+// upstream sends on its own (list_changed, progress, log messages) is
+// relayed to the sessions it concerns.
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Options tune a Gateway. The zero value is usable.
+type Options struct {
+	// Logger receives the gateway's own log. Nil: slog.Default().
+	Logger *slog.Logger
+	// UpstreamStderr receives each line an upstream writes to its stderr,
+	// prefixed with the server's name. Nil: the lines go to Logger.
+	UpstreamStderr io.Writer
+	// Version is reported as serverInfo.version. Empty: "dev".
+	Version string
+	// ShutdownGrace is how long Serve lets requests in flight finish once
+	// the client is gone, and how long each step of stopping an upstream
+	// waits. Zero: 2s.
+	ShutdownGrace time.Duration
+	// StartupWait bounds how long a client's initialize waits for the
+	// upstreams' first connection attempts, so that their capabilities and
+	// instructions are in the answer. Zero: 10s.
+	StartupWait time.Duration
+}
+
+// Gateway aggregates the configured upstream servers for any number of
+// client sessions.
+type Gateway struct {
+	cfg         *config.Config
+	log         *slog.Logger
+	stderr      io.Writer
+	version     string
+	stopGrace   time.Duration
+	startupWait time.Duration
+	cacheTTL    time.Duration
+	maxMessage  int
+	audit       *auditLog
+
+	upstreams []*upstream // config order; fixed after New
+	byName    map[string]*upstream
+	names     *nameTable
+	progress  *progressTable
+
+	ctx      context.Context // ends at Close; parent of connection attempts
+	cancel   context.CancelFunc
+	starting sync.WaitGroup
+	ready    chan struct{} // closed when every first connection attempt ended
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	stderrMu sync.Mutex
+}
+
+// New builds a gateway for cfg and opens its audit trail. It starts nothing.
+func New(cfg *config.Config, opts Options) (*Gateway, error) {
+	g := &Gateway{
+		cfg:         cfg,
+		log:         opts.Logger,
+		stderr:      opts.UpstreamStderr,
+		version:     opts.Version,
+		stopGrace:   opts.ShutdownGrace,
+		startupWait: opts.StartupWait,
+		cacheTTL:    cfg.CacheTTL,
+		maxMessage:  cfg.MaxMessage,
+		byName:      map[string]*upstream{},
+		progress:    newProgressTable(),
+		ready:       make(chan struct{}),
+		sessions:    map[*session]struct{}{},
+	}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.version == "" {
+		g.version = "dev"
+	}
+	if g.stopGrace <= 0 {
+		g.stopGrace = 2 * time.Second
+	}
+	if g.startupWait <= 0 {
+		g.startupWait = 10 * time.Second
+	}
+	if g.cacheTTL <= 0 {
+		g.cacheTTL = config.DefaultCacheTTL
+	}
+	for _, s := range cfg.Enabled() {
+		u := newUpstream(g, s)
+		g.upstreams = append(g.upstreams, u)
+		g.byName[s.Name] = u
+	}
+	if len(g.upstreams) == 0 {
+		return nil, errors.New("no enabled servers in the config: nothing to serve")
+	}
+	g.names = newNameTable(cfg.Namespace, g.upstreams)
+	if cfg.Audit.Path != "" {
+		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies)
+		if err != nil {
+			return nil, err
+		}
+		g.audit = a
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	return g, nil
+}
+
+// Start connects to every upstream at once, in the background. A server
+// that fails is logged and reported to the requests that need it; the rest
+// serve as usual.
+func (g *Gateway) Start() {
+	for _, u := range g.upstreams {
+		g.starting.Add(1)
+		go func() {
+			defer g.starting.Done()
+			u.connect(g.ctx)
+		}()
+	}
+	go func() {
+		g.starting.Wait()
+		close(g.ready)
+	}()
+}
+
+// Ready is closed when every upstream's first connection attempt has ended.
+func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL to
+// its whole process group) and closes the audit trail.
+func (g *Gateway) Close() error {
+	g.cancel()
+	g.starting.Wait()
+	var wg sync.WaitGroup
+	for _, u := range g.upstreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u.stop()
+		}()
+	}
+	wg.Wait()
+	return g.audit.close()
+}
+
+// Serve runs one client session over stream until the client ends it or
+// ctx is done. Requests in flight then get ShutdownGrace to finish; the
+// rest are answered with an error. Serve may be called concurrently, once
+// per client.
+func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
+	s := newSession(g, stream)
+	g.mu.Lock()
+	g.sessions[s] = struct{}{}
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.sessions, s)
+		g.mu.Unlock()
+		g.progress.dropSession(s)
+	}()
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), g.stopGrace)
+	err := s.conn.Wait(wctx)
+	cancel()
+	if err != nil {
+		g.log.Warn("requests still in flight at shutdown are answered with an error", "session", s.id)
+	}
+	s.closing.Store(true)
+	s.conn.Close()
+	if err := s.conn.Err(); err != nil && err != io.EOF && !errors.Is(err, jsonrpc.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Status describes one upstream for operators (mcpgate check).
+type Status struct {
+	Name      string
+	Transport string
+	Connected bool
+	Reason    string // why not connected
+	Protocol  string
+	Server    string // name and version the server reported
+	InitTime  time.Duration
+}
+
+// Statuses reports every upstream, in config order.
+func (g *Gateway) Statuses() []Status {
+	var out []Status
+	for _, u := range g.upstreams {
+		u.mu.Lock()
+		st := Status{Name: u.name, Transport: u.cfg.Type, Connected: u.state == stateConnected, Reason: u.reason}
+		if st.Connected {
+			st.Protocol = u.init.ProtocolVersion
+			st.Server = strings.TrimSpace(u.init.ServerInfo.Name + " " + u.init.ServerInfo.Version)
+			st.InitTime = u.since
+		}
+		u.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Tool is one aggregated tool, for operator views.
+type Tool struct {
+	Name        string          `json:"name"`   // as clients see it
+	Server      string          `json:"server"` // the upstream that offers it
+	Original    string          `json:"upstream_name"`
+	Description string          `json:"description,omitempty"`
+	Raw         json.RawMessage `json:"-"`
+}
+
+// Tools asks every upstream for its tools and returns them merged, plus one
+// error per upstream that could not answer.
+func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
+	var out []Tool
+	var errs []error
+	for _, r := range g.fetchAll(ctx, kindTools) {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		for _, it := range r.items {
+			var d struct {
+				Description string `json:"description"`
+			}
+			json.Unmarshal(it.raw, &d)
+			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
+		}
+	}
+	for _, u := range g.upstreams {
+		if _, err := u.connection(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errs
+}
+
+// upstreamStderr passes on one line of an upstream's stderr.
+func (g *Gateway) upstreamStderr(server, line string) {
+	if g.stderr == nil {
+		g.log.Info(line, "server", server, "stream", "stderr")
+		return
+	}
+	g.stderrMu.Lock()
+	defer g.stderrMu.Unlock()
+	fmt.Fprintf(g.stderr, "[%s] %s\n", server, line)
+}
+
+// snapshotSessions returns the live, initialized sessions; callers write to
+// them after the lock is released.
+func (g *Gateway) snapshotSessions() []*session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		if s.isInitialized() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// listChanged drops an upstream's cached list and tells every client.
+func (g *Gateway) listChanged(u *upstream, k kind) {
+	u.mu.Lock()
+	u.lists[k].fresh = false
+	u.mu.Unlock()
+	if k == kindTemplates {
+		return // announced together with resources
+	}
+	for _, s := range g.snapshotSessions() {
+		s.notify(kinds[k].changed, nil)
+	}
+}
+
+// upstreamGone tells clients that an upstream's items went away.
+func (g *Gateway) upstreamGone(u *upstream) {
+	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
+		if g.names.knows(k, u) {
+			for _, s := range g.snapshotSessions() {
+				s.notify(kinds[k].changed, nil)
+			}
+		}
+	}
+}
+
+// relayLog passes an upstream's log message to every client that wants its
+// level, with the server named in logger.
+func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
+	var m struct {
+		Level  string `json:"level"`
+		Logger string `json:"logger"`
+	}
+	ms, err := jsonrpc.Members(params)
+	if err != nil || json.Unmarshal(params, &m) != nil {
+		u.log.Warn("skipped malformed notifications/message from upstream")
+		return
+	}
+	logger := u.name
+	if m.Logger != "" {
+		logger += "/" + m.Logger
+	}
+	out := ms.Replace(params, "logger", quote(logger))
+	for _, s := range g.snapshotSessions() {
+		if s.wantsLog(m.Level) {
+			s.notify(notifyMessage, out)
+		}
+	}
+}
+
+// newSessionID returns 128 random bits, hex-encoded.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Protocol versions of the legacy (initialize-based) era, oldest first.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	// LatestVersion is what mcpgate asks upstreams for and offers clients
+	// that ask for a version it does not know.
+	LatestVersion = Version20251125
+)
+
+var supportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+
+func isSupportedVersion(v string) bool { return slices.Contains(supportedVersions, v) }
+
+// MCP method names.
+const (
+	methodInitialize        = "initialize"
+	methodPing              = "ping"
+	methodDiscover          = "server/discover" // 2026-07-28 clients probe with this
+	methodToolsList         = "tools/list"
+	methodToolsCall         = "tools/call"
+	methodPromptsList       = "prompts/list"
+	methodPromptsGet        = "prompts/get"
+	methodResourcesList     = "resources/list"
+	methodTemplatesList     = "resources/templates/list"
+	methodResourcesRead     = "resources/read"
+	methodComplete          = "completion/complete"
+	methodSetLevel          = "logging/setLevel"
+	notifyInitialized       = "notifications/initialized"
+	notifyCancelled         = "notifications/cancelled"
+	notifyProgress          = "notifications/progress"
+	notifyMessage           = "notifications/message"
+	notifyToolsChanged      = "notifications/tools/list_changed"
+	notifyPromptsChanged    = "notifications/prompts/list_changed"
+	notifyResourcesChanged  = "notifications/resources/list_changed"
+	methodRootsList         = "roots/list"
+	methodSamplingCreate    = "sampling/createMessage"
+	methodElicitationCreate = "elicitation/create"
+)
+
+// initializeResult is the part of an upstream's initialize answer the
+// gateway reads. Capabilities stay raw per key so unknown ones survive.
+type initializeResult struct {
+	ProtocolVersion string                     `json:"protocolVersion"`
+	Capabilities    map[string]json.RawMessage `json:"capabilities"`
+	ServerInfo      implementation             `json:"serverInfo"`
+	Instructions    string                     `json:"instructions,omitempty"`
+}
+
+type implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// listCapability is the shape of the tools, prompts and resources
+// capabilities.
+type listCapability struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+	Subscribe   bool `json:"subscribe,omitempty"`
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called on values built here
+	}
+	return b
+}
+
+func quote(s string) json.RawMessage { return mustJSON(s) }

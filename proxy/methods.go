@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// methodInfo is everything the gateway knows about one client method: how
+// it is answered, and whether it is allowed before initialize. One table,
+// so that adding a method is one line, not a case in several switches.
+type methodInfo struct {
+	handle     func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error)
+	beforeInit bool
+}
+
+var methods map[string]methodInfo
+
+func init() {
+	methods = map[string]methodInfo{
+		methodInitialize: {beforeInit: true, handle: func(s *session, ctx context.Context, p json.RawMessage, _ *auditRecord) (json.RawMessage, error) {
+			return s.initialize(ctx, p)
+		}},
+		methodPing: {beforeInit: true, handle: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+			return json.RawMessage("{}"), nil
+		}},
+		// Clients of the stateless 2026-07-28 protocol probe with
+		// server/discover; -32601 makes them fall back to initialize.
+		methodDiscover: {beforeInit: true, handle: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+			return nil, fmt.Errorf("%w: %s (mcpgate speaks the initialize-based protocol, up to %s)", jsonrpc.ErrMethodNotFound, methodDiscover, LatestVersion)
+		}},
+		methodToolsList:     {handle: listHandler(kindTools)},
+		methodPromptsList:   {handle: listHandler(kindPrompts)},
+		methodResourcesList: {handle: listHandler(kindResources)},
+		methodTemplatesList: {handle: listHandler(kindTemplates)},
+		methodToolsCall:     {handle: nameHandler(methodToolsCall, kindTools)},
+		methodPromptsGet:    {handle: nameHandler(methodPromptsGet, kindPrompts)},
+		methodResourcesRead: {handle: (*session).readResource},
+		methodComplete:      {handle: (*session).complete},
+		methodSetLevel:      {handle: (*session).setLevel},
+	}
+}
+
+// listHandler serves a merged list. Everything comes in one page: a cursor
+// from the client can only be one mcpgate never issued.
+func listHandler(k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+		if len(params) > 0 {
+			var p struct {
+				Cursor *string `json:"cursor"`
+			}
+			if json.Unmarshal(params, &p) == nil && p.Cursor != nil {
+				return nil, fmt.Errorf("%w: unknown cursor %q: mcpgate returns every %s in one page", jsonrpc.ErrInvalidParams, *p.Cursor, kindNoun[k])
+			}
+		}
+		res, servers, errs := s.g.mergedList(ctx, k)
+		rec.Server, rec.Servers = "*", servers
+		for _, err := range errs {
+			s.g.log.Warn("list incomplete", "method", kinds[k].list, "err", err)
+		}
+		return res, nil
+	}
+}
+
+// nameHandler routes a request by its "name" param (tools/call,
+// prompts/get), renaming it to the upstream's own name.
+func nameHandler(method string, k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+		ms, name, err := stringParam(params, "name")
+		if err != nil {
+			return nil, err
+		}
+		rt, err := s.g.resolve(ctx, k, name)
+		if err != nil {
+			return nil, err
+		}
+		if rt.name != name {
+			params = ms.Replace(params, "name", quote(rt.name))
+		}
+		return s.forward(ctx, rt, method, name, params, rec)
+	}
+}
+
+// forward sends a routed request upstream, with the client's progress token
+// replaced by a minted one for as long as the request runs.
+func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+	params, release := s.g.mapProgressToken(s, rt.up, params)
+	defer release()
+	return rt.up.call(ctx, method, params)
+}
+
+// stringParam reads a required string member of params.
+func stringParam(params json.RawMessage, key string) (jsonrpc.MemberList, string, error) {
+	if len(params) == 0 {
+		return nil, "", fmt.Errorf("%w: missing params", jsonrpc.ErrInvalidParams)
+	}
+	ms, err := jsonrpc.Members(params)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: params: %v", jsonrpc.ErrInvalidParams, err)
+	}
+	raw, ok := ms.Get(key)
+	var v string
+	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+		return nil, "", fmt.Errorf("%w: params.%s must be a non-empty string", jsonrpc.ErrInvalidParams, key)
+	}
+	return ms, v, nil
+}
+
+// readResource routes resources/read by URI, and gives the contents back
+// under the URI the client asked for.
+func (s *session) readResource(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	ms, uri, err := stringParam(params, "uri")
+	if err != nil {
+		return nil, err
+	}
+	rt, err := s.g.resolve(ctx, kindResources, uri)
+	if err != nil {
+		return nil, err
+	}
+	if rt.name != uri {
+		params = ms.Replace(params, "uri", quote(rt.name))
+	}
+	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
+	if err != nil || rt.name == uri {
+		return res, err
+	}
+	return renameContents(res, rt.name, uri), nil
+}
+
+// renameContents rewrites contents[].uri from the upstream's URI to the
+// exposed one. Anything it cannot read is passed on unchanged.
+func renameContents(res json.RawMessage, from, to string) json.RawMessage {
+	ms, err := jsonrpc.Members(res)
+	if err != nil {
+		return res
+	}
+	arr, ok := ms.Get("contents")
+	var contents []json.RawMessage
+	if !ok || json.Unmarshal(arr, &contents) != nil {
+		return res
+	}
+	changed := false
+	for i, c := range contents {
+		cm, err := jsonrpc.Members(c)
+		if err != nil {
+			continue
+		}
+		var uri string
+		if raw, ok := cm.Get("uri"); ok && json.Unmarshal(raw, &uri) == nil && uri == from {
+			contents[i] = cm.Replace(c, "uri", quote(to))
+			changed = true
+		}
+	}
+	if !changed {
+		return res
+	}
+	out := []byte{'['}
+	for i, c := range contents {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c...)
+	}
+	return ms.Replace(res, "contents", append(out, ']'))
+}
+
+// complete routes completion/complete by its ref: a prompt by name, a
+// resource template (or resource) by URI.
+func (s *session) complete(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	if len(params) == 0 {
+		return nil, fmt.Errorf("%w: missing params", jsonrpc.ErrInvalidParams)
+	}
+	ms, err := jsonrpc.Members(params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: params: %v", jsonrpc.ErrInvalidParams, err)
+	}
+	ref, ok := ms.Get("ref")
+	if !ok {
+		return nil, fmt.Errorf("%w: params.ref is required", jsonrpc.ErrInvalidParams)
+	}
+	var r struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(ref, &r)
+	var k kind
+	var key string
+	switch r.Type {
+	case "ref/prompt":
+		k, key = kindPrompts, "name"
+	case "ref/resource":
+		k, key = kindTemplates, "uri"
+	default:
+		return nil, fmt.Errorf("%w: params.ref.type must be \"ref/prompt\" or \"ref/resource\", not %q", jsonrpc.ErrInvalidParams, r.Type)
+	}
+	rm, name, err := stringParam(ref, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in params.ref)", err)
+	}
+	rt, err := s.g.resolve(ctx, k, name)
+	if err != nil && k == kindTemplates {
+		rt, err = s.g.resolve(ctx, kindResources, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rt.name != name {
+		params = ms.Replace(params, "ref", rm.Replace(ref, key, quote(rt.name)))
+	}
+	return s.forward(ctx, rt, methodComplete, name, params, rec)
+}
+
+// setLevel records the client's log level and passes the most verbose level
+// any client wants to every upstream that logs, answering once all replied.
+func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(params, &p) != nil || logRank(p.Level) < 0 {
+		return nil, fmt.Errorf("%w: params.level must be one of %s", jsonrpc.ErrInvalidParams, strings.Join(logLevels, ", "))
+	}
+	s.mu.Lock()
+	s.logLevel = p.Level
+	s.mu.Unlock()
+	level := p.Level
+	for _, other := range s.g.snapshotSessions() {
+		other.mu.Lock()
+		if l := other.logLevel; l != "" && logRank(l) < logRank(level) {
+			level = l
+		}
+		other.mu.Unlock()
+	}
+	out := mustJSON(map[string]string{"level": level})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, u := range s.g.upstreams {
+		if _, ok := u.capability("logging"); !ok {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := u.call(ctx, methodSetLevel, out); err != nil && !errors.Is(err, context.Canceled) {
+				s.g.log.Warn("logging/setLevel failed upstream", "server", u.name, "err", err)
+				return
+			}
+			mu.Lock()
+			rec.Servers = append(rec.Servers, u.name)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	rec.Server = "*"
+	return json.RawMessage("{}"), nil
+}

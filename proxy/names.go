@@ -1,0 +1,201 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"sync"
+)
+
+// separator joins a server's name and an item's own name: "fs__read_file".
+// Server names cannot contain it or end in '_', so the first occurrence
+// always splits a prefixed name correctly.
+const separator = "__"
+
+// maxToolName is the longest tool name clients accept (Claude, Cursor and
+// the OpenAI function-calling API all stop at 64).
+const maxToolName = 64
+
+// route says where a client's name goes: which upstream, under which name.
+type route struct {
+	up   *upstream
+	name string
+}
+
+// nameTable maps exposed names to routes, per kind. It is rebuilt from the
+// upstreams' lists each time one is fetched; routing always goes through it,
+// never through string surgery alone, because a shortened tool name cannot
+// be split.
+type nameTable struct {
+	namespace bool
+	order     []*upstream // config order: decides who keeps a contested name
+
+	mu         sync.RWMutex
+	known      [numKinds]map[*upstream][]item // last good list of each upstream
+	exposedTo  [numKinds]map[string]route     // exposed name → route
+	exposedOf  [numKinds]map[route]string     // route → exposed name
+	byOriginal [numKinds]map[string][]route   // upstream's own name → routes
+	uiURIs     map[string][]route             // MCP Apps UI resources named by tools
+}
+
+func newNameTable(namespace bool, order []*upstream) *nameTable {
+	t := &nameTable{namespace: namespace, order: order, uiURIs: map[string][]route{}}
+	for k := range numKinds {
+		t.known[k] = map[*upstream][]item{}
+		t.exposedTo[k] = map[string]route{}
+		t.exposedOf[k] = map[route]string{}
+		t.byOriginal[k] = map[string][]route{}
+	}
+	return t
+}
+
+// update records fresh lists and rebuilds the kind's table. An upstream
+// whose fetch failed keeps its last known names, so a call to it gets
+// "unavailable: why" rather than "unknown tool".
+func (t *nameTable) update(k kind, results []listResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range results {
+		if r.err == nil {
+			t.known[k][r.up] = r.items
+		}
+	}
+	exposedTo := map[string]route{}
+	exposedOf := map[route]string{}
+	byOriginal := map[string][]route{}
+	uiURIs := map[string][]route{}
+	for _, up := range t.order {
+		for _, it := range t.known[k][up] {
+			rt := route{up, it.name}
+			if _, dup := exposedOf[rt]; dup {
+				continue // the server listed the same name twice
+			}
+			name := t.expose(k, up.name, it.name)
+			// A contested name goes to the first server in config order; the
+			// other is shortened with a longer hash until it is unique.
+			for n := 12; n <= 2*sha256.Size; n += 4 {
+				if _, taken := exposedTo[name]; !taken {
+					break
+				}
+				name = shorten(up.name, it.name, n)
+			}
+			exposedTo[name] = rt
+			exposedOf[rt] = name
+			byOriginal[it.name] = append(byOriginal[it.name], rt)
+			if it.uiURI != "" {
+				uiURIs[it.uiURI] = append(uiURIs[it.uiURI], route{up, it.uiURI})
+			}
+		}
+	}
+	t.exposedTo[k], t.exposedOf[k], t.byOriginal[k] = exposedTo, exposedOf, byOriginal
+	if k == kindTools {
+		t.uiURIs = uiURIs
+	}
+}
+
+// expose is the name a client sees for an upstream's item, before any
+// collision is resolved.
+func (t *nameTable) expose(k kind, server, name string) string {
+	if !t.namespace {
+		return name
+	}
+	full := server + separator + name
+	if k == kindTools && !validToolName(full) {
+		return shorten(server, name, 8)
+	}
+	return full
+}
+
+// exposed returns the name update gave to an upstream's item.
+func (t *nameTable) exposed(k kind, server *upstream, name string) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if e, ok := t.exposedOf[k][route{server, name}]; ok {
+		return e
+	}
+	return t.expose(k, server.name, name)
+}
+
+// lookup finds the route for a name a client used: an exposed name, or else
+// the candidates offering it under their own name.
+func (t *nameTable) lookup(k kind, name string) (route, []route, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if rt, ok := t.exposedTo[k][name]; ok {
+		return rt, nil, true
+	}
+	cands := t.byOriginal[k][name]
+	if k == kindResources {
+		cands = append(cands[:len(cands):len(cands)], t.uiURIs[name]...)
+	}
+	return route{}, cands, false
+}
+
+// knows reports whether the upstream's list of kind k has been seen.
+func (t *nameTable) knows(k kind, up *upstream) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	_, ok := t.known[k][up]
+	return ok
+}
+
+// forget drops what is known of an upstream, when it reconnects: its names
+// may have changed.
+func (t *nameTable) forget(up *upstream) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range numKinds {
+		delete(t.known[k], up)
+	}
+}
+
+// validToolName reports whether clients accept name: 1 to 64 characters
+// from [A-Za-z0-9_.-].
+func validToolName(name string) bool {
+	if name == "" || len(name) > maxToolName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !validToolByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func validToolByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// shorten makes a valid tool name for server__name that is too long or has
+// characters clients refuse: invalid characters become '_', the name is cut
+// to fit, and a hash of the full original (hashLen hex digits) keeps it
+// unique and the same on every run and machine.
+func shorten(server, name string, hashLen int) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + name))
+	hash := hex.EncodeToString(sum[:])[:min(hashLen, 2*len(sum))]
+	var b strings.Builder
+	full := server + separator + name
+	for i := 0; i < len(full); i++ {
+		if validToolByte(full[i]) {
+			b.WriteByte(full[i])
+		} else if c := full[i]; c < 0x80 || c >= 0xC0 { // one '_' per rune
+			b.WriteByte('_')
+		}
+	}
+	base := b.String()
+	if keep := maxToolName - 1 - len(hash); len(base) > keep {
+		base = base[:keep]
+	}
+	return base + "_" + hash
+}
+
+// splitPrefixed splits "server__rest" when server is a configured upstream.
+func splitPrefixed(name string, byName map[string]*upstream) (*upstream, string, bool) {
+	server, rest, ok := strings.Cut(name, separator)
+	if !ok {
+		return nil, "", false
+	}
+	up, ok := byName[server]
+	return up, rest, ok
+}

@@ -1,0 +1,212 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// session is one connected client.
+type session struct {
+	g       *Gateway
+	id      string
+	conn    *jsonrpc.Conn
+	closing atomic.Bool // set when Serve is done: notifications stop
+
+	mu          sync.Mutex
+	initialized bool   // initialize was answered
+	protocol    string // negotiated protocol version
+	clientInfo  implementation
+	logLevel    string // set by logging/setLevel; empty: everything
+}
+
+func newSession(g *Gateway, stream jsonrpc.Stream) *session {
+	s := &session{g: g, id: newSessionID()}
+	s.conn = jsonrpc.NewConn(stream, jsonrpc.Options{
+		Handler: s,
+		// initialize keeps its place before the notifications after it.
+		Ordered: func(method string) bool { return method == methodInitialize },
+		Batches: func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.protocol == Version20250326 // the one version with batches
+		},
+		OnBadInput: func(err error) {
+			g.log.Warn("bad message from client", "session", s.id, "err", err)
+		},
+	})
+	return s
+}
+
+func (s *session) isInitialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized
+}
+
+// notify sends a notification to the client unless the session is ending.
+func (s *session) notify(method string, params json.RawMessage) {
+	if s.closing.Load() {
+		return
+	}
+	s.conn.Notify(method, params)
+}
+
+// Handle serves one message from the client and records it in the audit
+// trail.
+func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
+	if msg.IsNotification() {
+		s.handleNotification(msg)
+		return nil, nil
+	}
+	start := time.Now()
+	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
+	res, err := s.dispatch(ctx, msg, rec)
+	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w: request cancelled (the client cancelled it, or mcpgate is shutting down)", jsonrpc.ErrInternal)
+		}
+		we := jsonrpc.ToWire(err)
+		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
+		rec.BytesOut = len(we.Message) + len(we.Data)
+	} else {
+		rec.Outcome, rec.BytesOut, rec.Result = "ok", len(res), res
+		if msg.Method == methodToolsCall && s.g.audit != nil {
+			rec.ToolError = isToolError(res)
+		}
+	}
+	s.g.audit.write(rec)
+	return res, err
+}
+
+func isToolError(result json.RawMessage) bool {
+	ms, err := jsonrpc.Members(result)
+	if err != nil {
+		return false
+	}
+	v, _ := ms.Get("isError")
+	return string(v) == "true"
+}
+
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (json.RawMessage, error) {
+	m, ok := methods[msg.Method]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, msg.Method)
+	}
+	if !m.beforeInit && !s.isInitialized() {
+		return nil, fmt.Errorf("%w: %s before initialize; send initialize first", jsonrpc.ErrInvalidRequest, msg.Method)
+	}
+	return m.handle(s, ctx, msg.Params, rec)
+}
+
+func (s *session) handleNotification(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case notifyCancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
+			s.conn.CancelIncoming(p.RequestID) // unknown or finished ids are ignored
+		}
+	}
+}
+
+// initialize answers the client's handshake. The gateway is the server here:
+// it does not forward the client's initialize to anyone.
+func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		ClientInfo      implementation `json:"clientInfo"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
+		return nil, fmt.Errorf("%w: initialize needs params with a protocolVersion", jsonrpc.ErrInvalidParams)
+	}
+	version := p.ProtocolVersion
+	if !isSupportedVersion(version) {
+		version = LatestVersion
+	}
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: the session is already initialized", jsonrpc.ErrInvalidRequest)
+	}
+	s.mu.Unlock()
+
+	// Wait (bounded) for the upstreams' first attempts so their capabilities
+	// and instructions can be in the answer.
+	select {
+	case <-s.g.ready:
+	case <-time.After(s.g.startupWait):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    s.g.capabilities(),
+		"serverInfo":      map[string]string{"name": "mcpgate", "version": s.g.version},
+	}
+	if instr := s.g.instructions(); instr != "" {
+		res["instructions"] = instr
+	}
+	s.mu.Lock()
+	s.initialized, s.protocol, s.clientInfo = true, version, p.ClientInfo
+	s.mu.Unlock()
+	return mustJSON(res), nil
+}
+
+// capabilities are what the gateway serves. The lists are always offered,
+// and change as upstreams come and go, so listChanged is always true.
+func (g *Gateway) capabilities() map[string]any {
+	caps := map[string]any{
+		"tools":     map[string]bool{"listChanged": true},
+		"prompts":   map[string]bool{"listChanged": true},
+		"resources": map[string]bool{"listChanged": true},
+		"logging":   map[string]any{},
+	}
+	for _, u := range g.upstreams {
+		if _, ok := u.capability("completions"); ok {
+			caps["completions"] = map[string]any{}
+		}
+	}
+	return caps
+}
+
+// instructions combine every connected upstream's instructions under its name.
+func (g *Gateway) instructions() string {
+	var parts []string
+	for _, u := range g.upstreams {
+		u.mu.Lock()
+		instr := strings.TrimSpace(u.init.Instructions)
+		connected := u.state == stateConnected
+		u.mu.Unlock()
+		if connected && instr != "" {
+			parts = append(parts, fmt.Sprintf("## %s\n%s", u.name, instr))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func logRank(level string) int {
+	for i, l := range logLevels {
+		if l == level {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *session) wantsLog(level string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLevel == "" || logRank(level) >= logRank(s.logLevel)
+}
