@@ -67,3 +67,17 @@ func ToWire(err error) *Error {
 	}
 	return &Error{Code: ErrInternal.Code, Message: err.Error()}
 }
+
+// Errorf makes an error with code's code and a formatted message. Unlike
+// wrapping with %w, the message does not start with code's generic text.
+func Errorf(code *Error, format string, args ...any) *Error {
+	return &Error{Code: code.Code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ResponseSize is the length of the encoded response carrying result or err.
+func ResponseSize(id ID, result []byte, err *Error) int {
+	if err != nil {
+		return len((&Message{ID: id, Error: err}).Encode())
+	}
+	return len(`{"jsonrpc":"2.0","id":,"result":}`) + len(id.String()) + max(len(result), 2)
+}

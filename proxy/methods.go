@@ -32,7 +32,7 @@ func init() {
 		// Clients of the stateless 2026-07-28 protocol probe with
 		// server/discover; -32601 makes them fall back to initialize.
 		methodDiscover: {beforeInit: true, handle: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
-			return nil, fmt.Errorf("%w: %s (mcpgate speaks the initialize-based protocol, up to %s)", jsonrpc.ErrMethodNotFound, methodDiscover, LatestVersion)
+			return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "%s (mcpgate speaks the initialize-based protocol, up to %s)", methodDiscover, LatestVersion)
 		}},
 		methodToolsList:     {handle: listHandler(kindTools)},
 		methodPromptsList:   {handle: listHandler(kindPrompts)},
@@ -55,7 +55,7 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 				Cursor *string `json:"cursor"`
 			}
 			if json.Unmarshal(params, &p) == nil && p.Cursor != nil {
-				return nil, fmt.Errorf("%w: unknown cursor %q: mcpgate returns every %s in one page", jsonrpc.ErrInvalidParams, *p.Cursor, kindNoun[k])
+				return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown cursor %q: mcpgate returns every %s in one page", *p.Cursor, kindNoun[k])
 			}
 		}
 		res, servers, errs := s.g.mergedList(ctx, k)
@@ -98,16 +98,16 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 // stringParam reads a required string member of params.
 func stringParam(params json.RawMessage, key string) (jsonrpc.MemberList, string, error) {
 	if len(params) == 0 {
-		return nil, "", fmt.Errorf("%w: missing params", jsonrpc.ErrInvalidParams)
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
 	}
 	ms, err := jsonrpc.Members(params)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: params: %v", jsonrpc.ErrInvalidParams, err)
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
 	}
 	raw, ok := ms.Get(key)
 	var v string
 	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
-		return nil, "", fmt.Errorf("%w: params.%s must be a non-empty string", jsonrpc.ErrInvalidParams, key)
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
 	}
 	return ms, v, nil
 }
@@ -174,15 +174,15 @@ func renameContents(res json.RawMessage, from, to string) json.RawMessage {
 // resource template (or resource) by URI.
 func (s *session) complete(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	if len(params) == 0 {
-		return nil, fmt.Errorf("%w: missing params", jsonrpc.ErrInvalidParams)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
 	}
 	ms, err := jsonrpc.Members(params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: params: %v", jsonrpc.ErrInvalidParams, err)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
 	}
 	ref, ok := ms.Get("ref")
 	if !ok {
-		return nil, fmt.Errorf("%w: params.ref is required", jsonrpc.ErrInvalidParams)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref is required")
 	}
 	var r struct {
 		Type string `json:"type"`
@@ -196,7 +196,7 @@ func (s *session) complete(ctx context.Context, params json.RawMessage, rec *aud
 	case "ref/resource":
 		k, key = kindTemplates, "uri"
 	default:
-		return nil, fmt.Errorf("%w: params.ref.type must be \"ref/prompt\" or \"ref/resource\", not %q", jsonrpc.ErrInvalidParams, r.Type)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref.type must be \"ref/prompt\" or \"ref/resource\", not %q", r.Type)
 	}
 	rm, name, err := stringParam(ref, key)
 	if err != nil {
@@ -222,7 +222,7 @@ func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *aud
 		Level string `json:"level"`
 	}
 	if json.Unmarshal(params, &p) != nil || logRank(p.Level) < 0 {
-		return nil, fmt.Errorf("%w: params.level must be one of %s", jsonrpc.ErrInvalidParams, strings.Join(logLevels, ", "))
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.level must be one of %s", strings.Join(logLevels, ", "))
 	}
 	s.mu.Lock()
 	s.logLevel = p.Level

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -36,7 +35,7 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 				names = append(names, g.names.exposed(k, c.up, c.name))
 			}
 			slices.Sort(names)
-			return route{}, fmt.Errorf("%w: %s %q is offered by %d servers; use one of: %s", jsonrpc.ErrInvalidParams, kindNoun[k], name, len(cands), strings.Join(names, ", "))
+			return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "%s %q is offered by %d servers; use one of: %s", kindNoun[k], name, len(cands), strings.Join(names, ", "))
 		}
 		if attempt == 0 {
 			g.fetchAll(ctx, k)
@@ -65,5 +64,5 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 			return route{owners[0], name}, nil
 		}
 	}
-	return route{}, fmt.Errorf("%w: unknown %s %q", jsonrpc.ErrInvalidParams, kindNoun[k], name)
+	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q", kindNoun[k], name)
 }

@@ -72,13 +72,13 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			err = fmt.Errorf("%w: request cancelled (the client cancelled it, or mcpgate is shutting down)", jsonrpc.ErrInternal)
+			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "request cancelled (the client cancelled it, or mcpgate is shutting down)")
 		}
 		we := jsonrpc.ToWire(err)
 		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
-		rec.BytesOut = len(we.Message) + len(we.Data)
+		rec.BytesOut = jsonrpc.ResponseSize(msg.ID, nil, we)
 	} else {
-		rec.Outcome, rec.BytesOut, rec.Result = "ok", len(res), res
+		rec.Outcome, rec.BytesOut, rec.Result = "ok", jsonrpc.ResponseSize(msg.ID, res, nil), res
 		if msg.Method == methodToolsCall && s.g.audit != nil {
 			rec.ToolError = isToolError(res)
 		}
@@ -99,10 +99,10 @@ func isToolError(result json.RawMessage) bool {
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (json.RawMessage, error) {
 	m, ok := methods[msg.Method]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, msg.Method)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s", msg.Method)
 	}
 	if !m.beforeInit && !s.isInitialized() {
-		return nil, fmt.Errorf("%w: %s before initialize; send initialize first", jsonrpc.ErrInvalidRequest, msg.Method)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "%s before initialize; send initialize first", msg.Method)
 	}
 	return m.handle(s, ctx, msg.Params, rec)
 }
@@ -127,7 +127,7 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 		ClientInfo      implementation `json:"clientInfo"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
-		return nil, fmt.Errorf("%w: initialize needs params with a protocolVersion", jsonrpc.ErrInvalidParams)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "initialize needs params with a protocolVersion")
 	}
 	version := p.ProtocolVersion
 	if !isSupportedVersion(version) {
@@ -136,7 +136,7 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.mu.Lock()
 	if s.initialized {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: the session is already initialized", jsonrpc.ErrInvalidRequest)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "the session is already initialized")
 	}
 	s.mu.Unlock()
 

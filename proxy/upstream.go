@@ -170,11 +170,11 @@ func (u *upstream) connection() (*jsonrpc.Conn, error) {
 	case stateConnected:
 		return u.conn, nil
 	case stateConnecting:
-		return nil, fmt.Errorf("%w: upstream %q is still starting", errUnavailable, u.name)
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is still starting", u.name)
 	case stateStopped:
-		return nil, fmt.Errorf("%w: upstream %q is stopped (mcpgate is shutting down)", errUnavailable, u.name)
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", u.name)
 	default:
-		return nil, fmt.Errorf("%w: upstream %q is unavailable: %s", errUnavailable, u.name, u.reason)
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s", u.name, u.reason)
 	}
 }
 
@@ -222,7 +222,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		return nil, ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
 		u.sendCancel(conn, call.ID(), fmt.Sprintf("mcpgate timeout after %v", u.cfg.Timeout))
-		return nil, fmt.Errorf("%w: upstream %q: %s timed out after %v; upstream kept running (raise mcpServers.%s.timeout)", errTimeout, u.name, method, u.cfg.Timeout, u.name)
+		return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return nil, u.closedError(method)
 	}
@@ -240,7 +240,7 @@ func (u *upstream) closedError(method string) error {
 	} else if _, err := u.connection(); err != nil {
 		return fmt.Errorf("%w (during %s)", err, method)
 	}
-	return fmt.Errorf("%w: upstream %q is unavailable: %s (during %s)", errUnavailable, u.name, reason, method)
+	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, reason, method)
 }
 
 // sendCancel tells the server to stop working on id, off the caller's path:
@@ -273,7 +273,7 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMe
 		u.g.relayProgress(u, msg.Params)
 	default:
 		if msg.IsRequest() {
-			return nil, fmt.Errorf("%w: mcpgate does not serve %s to upstreams", jsonrpc.ErrMethodNotFound, msg.Method)
+			return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "mcpgate does not serve %s to upstreams", msg.Method)
 		}
 	}
 	return nil, nil

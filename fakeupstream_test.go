@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// fakeSpec drives fakeupstream: what it offers and how it misbehaves.
+type fakeSpec struct {
+	Name         string            `json:"name"`         // serverInfo.name
+	Protocol     string            `json:"protocol"`     // the protocolVersion it answers; default 2025-11-25
+	Instructions string            `json:"instructions"` // initialize instructions
+	Capabilities json.RawMessage   `json:"capabilities"` // default: derived from what it lists
+	Tools        []fakeTool        `json:"tools"`
+	Prompts      []json.RawMessage `json:"prompts"`
+	Resources    []fakeResource    `json:"resources"`
+	Templates    []json.RawMessage `json:"templates"`
+	PageSize     int               `json:"page_size"`  // split lists into pages of this size
+	Log          string            `json:"log"`        // append every message received to this file
+	PIDFile      string            `json:"pidfile"`    // write our pid here
+	ChildPIDFile string            `json:"child_pidfile"` // start a grandchild that sleeps; write its pid here
+	ExitAtStart  string            `json:"exit_at_start"` // print this to stderr and exit 1 at once
+	IgnoreEOF    bool              `json:"ignore_eof"`    // keep running after stdin closes (until signalled)
+	IgnoreTERM   bool              `json:"ignore_term"`   // ignore SIGTERM too
+	NoInitialize bool              `json:"no_initialize"` // never answer initialize
+	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
+}
+
+// fakeTool is a tool plus what calling it does ("do" is not listed).
+type fakeTool struct {
+	Raw json.RawMessage
+	Do  fakeBehaviour
+}
+
+type fakeBehaviour struct {
+	Text        string          `json:"text"`          // answer with this text (default: echo the arguments)
+	Result      json.RawMessage `json:"result"`        // answer with exactly this result
+	Error       json.RawMessage `json:"error"`         // answer with this JSON-RPC error
+	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
+	Progress    int             `json:"progress"`      // send this many progress notifications first
+	Crash       bool            `json:"crash"`         // exit 3 instead of answering
+	Notify      string          `json:"notify"`        // send this notification (method) before answering
+	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+}
+
+func (t *fakeTool) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if do, ok := m["do"]; ok {
+		if err := json.Unmarshal(do, &t.Do); err != nil {
+			return fmt.Errorf("do: %v", err)
+		}
+		delete(m, "do")
+	}
+	if _, ok := m["inputSchema"]; !ok {
+		m["inputSchema"] = json.RawMessage(`{"type":"object"}`)
+	}
+	raw, err := json.Marshal(m)
+	t.Raw = raw
+	return err
+}
+
+type fakeResource struct {
+	Raw  json.RawMessage
+	URI  string
+	Text string
+}
+
+func (r *fakeResource) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	json.Unmarshal(m["uri"], &r.URI)
+	json.Unmarshal(m["text"], &r.Text)
+	delete(m, "text")
+	raw, err := json.Marshal(m)
+	r.Raw = raw
+	return err
+}
+
+func fakeUpstreamMain(args []string) int {
+	if len(args) == 1 && args[0] == "-sleep" {
+		time.Sleep(time.Hour)
+		return 0
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: fakeupstream SPEC.json")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
+		return 2
+	}
+	var spec fakeSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		fmt.Fprintf(os.Stderr, "fakeupstream: %s: %v\n", args[0], err)
+		return 2
+	}
+	if spec.ExitAtStart != "" {
+		fmt.Fprintln(os.Stderr, spec.ExitAtStart)
+		return 1
+	}
+	if spec.PIDFile != "" {
+		os.WriteFile(spec.PIDFile, []byte(fmt.Sprint(os.Getpid())), 0o644)
+	}
+	if spec.ChildPIDFile != "" {
+		self, _ := os.Executable()
+		child := exec.Command(self, "-sleep")
+		child.Args[0] = "fakeupstream"
+		if err := child.Start(); err == nil {
+			os.WriteFile(spec.ChildPIDFile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
+		}
+	}
+	if spec.IgnoreTERM {
+		ignoreTERM()
+	}
+	f := &fake{spec: spec}
+	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
+	<-f.conn.Done()
+	if spec.IgnoreEOF {
+		select {} // until a signal ends us
+	}
+	f.conn.Wait(context.Background())
+	return 0
+}
+
+type fake struct {
+	spec  fakeSpec
+	conn  *jsonrpc.Conn
+	logMu sync.Mutex
+}
+
+// loggingReader copies everything the fake receives to spec.Log.
+type loggingReader struct{ f *fake }
+
+func (r loggingReader) Read(p []byte) (int, error) {
+	n, err := os.Stdin.Read(p)
+	if n > 0 && r.f.spec.Log != "" {
+		r.f.logMu.Lock()
+		if lf, err := os.OpenFile(r.f.spec.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+			lf.Write(p[:n])
+			lf.Close()
+		}
+		r.f.logMu.Unlock()
+	}
+	return n, err
+}
+
+func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
+	if f.spec.Garbage && msg.IsRequest() {
+		os.Stdout.WriteString("this is not JSON\n")
+	}
+	switch msg.Method {
+	case "initialize":
+		if f.spec.NoInitialize {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return f.initialize(), nil
+	case "ping":
+		return json.RawMessage(`{}`), nil
+	case "tools/list":
+		raws := make([]json.RawMessage, len(f.spec.Tools))
+		for i, t := range f.spec.Tools {
+			raws[i] = t.Raw
+		}
+		return f.page("tools", raws, msg.Params)
+	case "prompts/list":
+		return f.page("prompts", f.spec.Prompts, msg.Params)
+	case "resources/list":
+		raws := make([]json.RawMessage, len(f.spec.Resources))
+		for i, r := range f.spec.Resources {
+			raws[i] = r.Raw
+		}
+		return f.page("resources", raws, msg.Params)
+	case "resources/templates/list":
+		return f.page("resourceTemplates", f.spec.Templates, msg.Params)
+	case "tools/call":
+		return f.callTool(ctx, msg.Params)
+	case "prompts/get":
+		var p struct {
+			Name      string            `json:"name"`
+			Arguments map[string]string `json:"arguments"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		text := fmt.Sprintf("%s prompt %s %v", f.spec.Name, p.Name, p.Arguments)
+		return mustMarshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": text}}}}), nil
+	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		text := fmt.Sprintf("%s read %s", f.spec.Name, p.URI)
+		for _, r := range f.spec.Resources {
+			if r.URI == p.URI && r.Text != "" {
+				text = r.Text
+			}
+		}
+		return mustMarshal(map[string]any{"contents": []any{map[string]string{"uri": p.URI, "text": text}}}), nil
+	case "completion/complete":
+		return mustMarshal(map[string]any{"completion": map[string]any{"values": []string{f.spec.Name + ":" + string(msg.Params)}}}), nil
+	case "logging/setLevel":
+		return json.RawMessage(`{}`), nil
+	}
+	if msg.IsRequest() {
+		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, msg.Method)
+	}
+	return nil, nil
+}
+
+func (f *fake) initialize() json.RawMessage {
+	caps := f.spec.Capabilities
+	if caps == nil {
+		c := map[string]any{"logging": map[string]any{}}
+		if len(f.spec.Tools) > 0 {
+			c["tools"] = map[string]any{"listChanged": true}
+		}
+		if len(f.spec.Prompts) > 0 {
+			c["prompts"] = map[string]any{}
+		}
+		if len(f.spec.Resources) > 0 || len(f.spec.Templates) > 0 {
+			c["resources"] = map[string]any{}
+		}
+		caps = mustMarshal(c)
+	}
+	protocol := f.spec.Protocol
+	if protocol == "" {
+		protocol = "2025-11-25"
+	}
+	res := map[string]any{
+		"protocolVersion": protocol,
+		"capabilities":    caps,
+		"serverInfo":      map[string]string{"name": f.spec.Name, "version": "1.0.0"},
+	}
+	if f.spec.Instructions != "" {
+		res["instructions"] = f.spec.Instructions
+	}
+	return mustMarshal(res)
+}
+
+// page serves a list, split into pages when page_size is set; the cursor
+// is the index of the next item.
+func (f *fake) page(key string, items []json.RawMessage, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(params, &p)
+	start := 0
+	if p.Cursor != "" {
+		if _, err := fmt.Sscanf(p.Cursor, "%d", &start); err != nil || start > len(items) {
+			return nil, fmt.Errorf("%w: bad cursor %q", jsonrpc.ErrInvalidParams, p.Cursor)
+		}
+	}
+	end := len(items)
+	if f.spec.PageSize > 0 {
+		end = min(start+f.spec.PageSize, len(items))
+	}
+	res := map[string]any{key: append([]json.RawMessage{}, items[start:end]...)}
+	if end < len(items) {
+		res["nextCursor"] = fmt.Sprint(end)
+	}
+	return mustMarshal(res), nil
+}
+
+func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	var tool *fakeTool
+	for i := range f.spec.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(f.spec.Tools[i].Raw, &t)
+		if t.Name == p.Name {
+			tool = &f.spec.Tools[i]
+		}
+	}
+	if tool == nil {
+		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
+	}
+	do := tool.Do
+	if do.Crash {
+		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
+		os.Exit(3)
+	}
+	if do.WaitForFile != "" {
+		for {
+			if _, err := os.Stat(do.WaitForFile); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(5 * time.Millisecond): // polling a file for an event, not a sleep for timing
+			}
+		}
+	}
+	if do.Notify != "" {
+		f.conn.Notify(do.Notify, nil)
+	}
+	if do.LogMessage != "" {
+		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
+	}
+	for i := 1; i <= do.Progress && p.Meta.ProgressToken != nil; i++ {
+		f.conn.Notify("notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
+	}
+	switch {
+	case do.Error != nil:
+		var e jsonrpc.Error
+		json.Unmarshal(do.Error, &e)
+		return nil, &e
+	case do.Result != nil:
+		return do.Result, nil
+	}
+	text := do.Text
+	if text == "" {
+		args := "{}"
+		if len(p.Arguments) > 0 {
+			var v any
+			json.Unmarshal(p.Arguments, &v)
+			args = string(mustMarshal(v))
+		}
+		text = fmt.Sprintf("%s/%s %s", f.spec.Name, p.Name, args)
+	}
+	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}
+
+func ignoreTERM() { signal.Ignore(syscall.SIGTERM) }
