@@ -15,7 +15,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
-	g, cfg, _, ok := setup(c, io.Discard)
+	g, cfg, _, ok := setup(c, stderr, true)
 	if !ok {
 		return 1
 	}
@@ -51,7 +51,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
-	g, _, _, ok := setup(c, io.Discard)
+	g, _, _, ok := setup(c, stderr, true)
 	if !ok {
 		return 1
 	}

@@ -24,9 +24,9 @@ type fakeSpec struct {
 	Prompts      []json.RawMessage `json:"prompts"`
 	Resources    []fakeResource    `json:"resources"`
 	Templates    []json.RawMessage `json:"templates"`
-	PageSize     int               `json:"page_size"`  // split lists into pages of this size
-	Log          string            `json:"log"`        // append every message received to this file
-	PIDFile      string            `json:"pidfile"`    // write our pid here
+	PageSize     int               `json:"page_size"`     // split lists into pages of this size
+	Log          string            `json:"log"`           // append every message received to this file
+	PIDFile      string            `json:"pidfile"`       // write our pid here
 	ChildPIDFile string            `json:"child_pidfile"` // start a grandchild that sleeps; write its pid here
 	ExitAtStart  string            `json:"exit_at_start"` // print this to stderr and exit 1 at once
 	IgnoreEOF    bool              `json:"ignore_eof"`    // keep running after stdin closes (until signalled)

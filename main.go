@@ -118,11 +118,17 @@ func (c *commonFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("-log-format: %q is not text or json", c.logFormat)
 }
 
+func (c *commonFlags) configPath() string {
+	if c.config == "" {
+		return "mcpgate.json"
+	}
+	return c.config
+}
+
 // loadConfig finds, reads and validates the config.
 func (c *commonFlags) loadConfig() (*config.Config, error) {
-	path := c.config
-	if path == "" {
-		path = "mcpgate.json"
+	path := c.configPath()
+	if c.config == "" {
 		if _, err := os.Stat(path); err != nil {
 			return nil, errors.New("no config: pass -config FILE, or put mcpgate.json in the current directory")
 		}
@@ -134,9 +140,15 @@ func (c *commonFlags) loadConfig() (*config.Config, error) {
 	return config.Load(data, path, os.LookupEnv)
 }
 
-// setup loads the config and builds the gateway, reporting problems.
-func setup(c *commonFlags, stderr io.Writer) (*proxy.Gateway, *config.Config, *slog.Logger, bool) {
-	log, err := c.logger(stderr)
+// setup loads the config and builds the gateway, reporting problems to
+// stderr. quiet keeps the gateway's log and the upstreams' stderr out of
+// the way of a command's own report (check, tools).
+func setup(c *commonFlags, stderr io.Writer, quiet bool) (*proxy.Gateway, *config.Config, *slog.Logger, bool) {
+	logOut, upstreamOut := stderr, stderr
+	if quiet {
+		logOut, upstreamOut = io.Discard, io.Discard
+	}
+	log, err := c.logger(logOut)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false
@@ -147,9 +159,9 @@ func setup(c *commonFlags, stderr io.Writer) (*proxy.Gateway, *config.Config, *s
 		return nil, nil, nil, false
 	}
 	for _, w := range cfg.Warnings {
-		log.Warn("config: " + w)
+		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
 	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: stderr, Version: version})
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false
@@ -159,8 +171,11 @@ func setup(c *commonFlags, stderr io.Writer) (*proxy.Gateway, *config.Config, *s
 
 func indentErrors(err error) string {
 	var list config.ErrorList
-	if errors.As(err, &list) && len(list) > 1 {
+	switch {
+	case errors.As(err, &list) && len(list) > 1:
 		return fmt.Sprintf("mcpgate: %d problems in the config:\n  %s", len(list), strings.ReplaceAll(list.Error(), "\n", "\n  "))
+	case errors.As(err, &list):
+		return list.Error() // already says file and field
 	}
 	return "mcpgate: " + err.Error()
 }
@@ -170,7 +185,7 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
-	g, cfg, log, ok := setup(c, stderr)
+	g, cfg, log, ok := setup(c, stderr, false)
 	if !ok {
 		return 1
 	}

@@ -26,6 +26,7 @@ import (
 //	init [VERSION]       initialize (default 2025-11-25) and send initialized; prints nothing
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
+//	expect batch         wait for a JSON array (a batch response) and print it
 //	write FILE           create FILE (to release a fake's wait_for_file)
 //	close                close the command's stdin and wait for it to exit
 //	# ...                comment
@@ -137,7 +138,7 @@ type client struct {
 	timeout time.Duration
 
 	mu       sync.Mutex
-	received [][]byte // canonical messages not yet expected
+	received [][]byte      // canonical messages not yet expected
 	done     chan struct{} // closed when the command's output ended
 	arrived  chan struct{} // 1-buffered: poked on each arrival
 }
@@ -170,9 +171,9 @@ func (c *client) read(r io.Reader) {
 
 // expect waits for the first message matching sel, removes it and returns it.
 func (c *client) expect(sel string) ([]byte, error) {
-	key, want, ok := strings.Cut(sel, "=")
-	if !ok || (key != "id" && key != "method") {
-		return nil, fmt.Errorf("selector must be id=ID or method=NAME, not %q", sel)
+	key, want, _ := strings.Cut(sel, "=")
+	if key != "id" && key != "method" && sel != "batch" {
+		return nil, fmt.Errorf("selector must be id=ID, method=NAME or batch, not %q", sel)
 	}
 	deadline := time.After(c.timeout)
 	for {
@@ -201,6 +202,9 @@ func (c *client) expect(sel string) ([]byte, error) {
 }
 
 func matches(msg []byte, key, want string) bool {
+	if key == "batch" {
+		return msg[0] == '['
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil {
 		return false

@@ -182,6 +182,10 @@ func (c *Conn) dispatch(data []byte) {
 // rejectInvalid answers a message that failed to decode, when it has an id
 // to answer to. A broken response fails the call it answers instead.
 func (c *Conn) rejectInvalid(msg *Message, err error) {
+	if errors.Is(err, errNullID) {
+		c.write(&Message{Error: ToWire(err)}) // answered with "id": null, as JSON-RPC asks
+		return
+	}
 	if msg == nil || !msg.ID.IsValid() {
 		c.badInput(err)
 		return

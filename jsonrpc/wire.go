@@ -140,6 +140,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
+// errNullID marks a request whose id is null: it is answered, with a null id.
+var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidRequest)
+
 // Decode reads one message, strictly: the top level must be an object whose
 // keys are exactly those of JSON-RPC 2.0, each at most once. encoding/json
 // alone would accept "ID" for "id" and keep the last of two "method" keys, so a
@@ -167,6 +170,9 @@ func Decode(data []byte) (*Message, error) {
 		}
 	}
 	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = errors.New("the message ends before its JSON does")
+		}
 		return m, fmt.Errorf("%w: %v", ErrParse, err)
 	}
 	var version, hasID bool
@@ -216,7 +222,7 @@ func Decode(data []byte) (*Message, error) {
 			return m, fmt.Errorf(`%w: a request cannot carry "result" or "error"`, ErrInvalidRequest)
 		}
 		if hasID && !m.ID.IsValid() {
-			return m, fmt.Errorf("%w: id must not be null", ErrInvalidRequest)
+			return m, errNullID
 		}
 	case (m.Result == nil) == (m.Error == nil):
 		return m, fmt.Errorf(`%w: a response needs exactly one of "result" and "error"`, ErrInvalidRequest)
