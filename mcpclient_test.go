@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,7 @@ import (
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	write FILE           create FILE (to release a fake's wait_for_file)
 //	close                close the command's stdin and wait for it to exit
+//	signal TERM|INT      send the command a signal and wait for it to exit
 //	# ...                comment
 //
 // Each printed message is canonical JSON (sorted keys), one per line. When
@@ -58,12 +60,18 @@ func mcpClientMain(args []string) int {
 	go c.read(stdout)
 	exited := make(chan error, 1)
 	closed := false
-	closeAndWait := func() bool {
+	// end stops the command (closing its stdin, or with a signal) and
+	// waits for it to exit.
+	end := func(sig os.Signal) bool {
 		if closed {
 			return true
 		}
 		closed = true
-		stdin.Close()
+		if sig != nil {
+			cmd.Process.Signal(sig)
+		} else {
+			stdin.Close()
+		}
 		go func() { <-c.readDone(); exited <- cmd.Wait() }()
 		select {
 		case err := <-exited:
@@ -75,7 +83,7 @@ func mcpClientMain(args []string) int {
 			fmt.Printf("exit %d\n", code)
 			return true
 		case <-time.After(*timeout):
-			fmt.Fprintln(os.Stderr, "mcpclient: the command did not exit after its stdin closed")
+			fmt.Fprintln(os.Stderr, "mcpclient: the command did not exit")
 			cmd.Process.Kill()
 			return false
 		}
@@ -109,8 +117,14 @@ func mcpClientMain(args []string) int {
 		case "write":
 			err = os.WriteFile(rest, nil, 0o644)
 		case "close":
-			if !closeAndWait() {
+			if !end(nil) {
 				err = errors.New("close failed")
+			}
+		case "signal":
+			if rest != "TERM" && rest != "INT" {
+				err = errors.New("signal TERM or signal INT")
+			} else if !end(map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[rest]) {
+				err = errors.New("the command did not exit after the signal")
 			}
 		default:
 			err = fmt.Errorf("unknown verb %q", verb)
@@ -121,7 +135,7 @@ func mcpClientMain(args []string) int {
 			break
 		}
 	}
-	if !closeAndWait() {
+	if !end(nil) {
 		ok = false
 	}
 	for _, m := range c.leftovers() {

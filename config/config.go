@@ -20,6 +20,9 @@ type Config struct {
 	// CacheTTL bounds how long a fetched list is reused for an upstream that
 	// promised list_changed notifications. Zero: DefaultCacheTTL.
 	CacheTTL time.Duration
+	// ShutdownGrace is how long requests in flight may finish once the
+	// client has gone or a signal came. Zero: DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 	// MaxMessage limits one incoming message in bytes. Zero: 16 MiB.
 	MaxMessage int
 	// Warnings are things worth telling the operator that do not stop a run
@@ -56,8 +59,9 @@ const (
 
 // Defaults.
 const (
-	DefaultTimeout  = 60 * time.Second
-	DefaultCacheTTL = 10 * time.Minute
+	DefaultTimeout       = 60 * time.Second
+	DefaultCacheTTL      = 10 * time.Minute
+	DefaultShutdownGrace = 5 * time.Second
 )
 
 // Enabled returns the servers that are not disabled, in config order.

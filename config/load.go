@@ -55,7 +55,7 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "max_message_bytes"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "max_message_bytes"}
 
 var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
 
@@ -120,6 +120,10 @@ func (l *loader) load() *Config {
 		case "cache_ttl":
 			if d, ok := l.duration(m.Key, m.Value); ok {
 				cfg.CacheTTL = d
+			}
+		case "shutdown_grace":
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				cfg.ShutdownGrace = d
 			}
 		case "max_message_bytes":
 			if l.decode(m.Key, m.Value, &cfg.MaxMessage) && cfg.MaxMessage < 1024 {

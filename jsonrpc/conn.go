@@ -114,6 +114,10 @@ func (c *Conn) Wait(ctx context.Context) error {
 	}
 }
 
+// CancelHandlers cancels the context of every running request handler; their
+// answers (usually the context's error) are still sent.
+func (c *Conn) CancelHandlers() { c.cancelHandler() }
+
 // Close cancels every running handler (their answers are still sent while the
 // stream takes them), closes the stream and retires every pending call with
 // ErrClosed. The reader stops when the stream's Read returns (Done); Close

@@ -43,10 +43,9 @@ type Options struct {
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
-	// ShutdownGrace is how long Serve lets requests in flight finish once
-	// the client is gone, and how long each step of stopping an upstream
-	// waits. Zero: 2s.
-	ShutdownGrace time.Duration
+	// StopGrace is how long each step of stopping an upstream waits (after
+	// closing its stdin, after SIGTERM). Zero: 2s.
+	StopGrace time.Duration
 	// StartupWait bounds how long a client's initialize waits for the
 	// upstreams' first connection attempts, so that their capabilities and
 	// instructions are in the answer. Zero: 10s.
@@ -56,15 +55,16 @@ type Options struct {
 // Gateway aggregates the configured upstream servers for any number of
 // client sessions.
 type Gateway struct {
-	cfg         *config.Config
-	log         *slog.Logger
-	stderr      io.Writer
-	version     string
-	stopGrace   time.Duration
-	startupWait time.Duration
-	cacheTTL    time.Duration
-	maxMessage  int
-	audit       *auditLog
+	cfg           *config.Config
+	log           *slog.Logger
+	stderr        io.Writer
+	version       string
+	stopGrace     time.Duration
+	shutdownGrace time.Duration // how long requests in flight may finish once a client is gone
+	startupWait   time.Duration
+	cacheTTL      time.Duration
+	maxMessage    int
+	audit         *auditLog
 
 	upstreams []*upstream // config order; fixed after New
 	byName    map[string]*upstream
@@ -84,18 +84,19 @@ type Gateway struct {
 // New builds a gateway for cfg and opens its audit trail. It starts nothing.
 func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	g := &Gateway{
-		cfg:         cfg,
-		log:         opts.Logger,
-		stderr:      opts.UpstreamStderr,
-		version:     opts.Version,
-		stopGrace:   opts.ShutdownGrace,
-		startupWait: opts.StartupWait,
-		cacheTTL:    cfg.CacheTTL,
-		maxMessage:  cfg.MaxMessage,
-		byName:      map[string]*upstream{},
-		progress:    newProgressTable(),
-		ready:       make(chan struct{}),
-		sessions:    map[*session]struct{}{},
+		cfg:           cfg,
+		log:           opts.Logger,
+		stderr:        opts.UpstreamStderr,
+		version:       opts.Version,
+		stopGrace:     opts.StopGrace,
+		shutdownGrace: cfg.ShutdownGrace,
+		startupWait:   opts.StartupWait,
+		cacheTTL:      cfg.CacheTTL,
+		maxMessage:    cfg.MaxMessage,
+		byName:        map[string]*upstream{},
+		progress:      newProgressTable(),
+		ready:         make(chan struct{}),
+		sessions:      map[*session]struct{}{},
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -105,6 +106,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	if g.stopGrace <= 0 {
 		g.stopGrace = 2 * time.Second
+	}
+	if g.shutdownGrace <= 0 {
+		g.shutdownGrace = config.DefaultShutdownGrace
 	}
 	if g.startupWait <= 0 {
 		g.startupWait = 10 * time.Second
@@ -170,8 +174,8 @@ func (g *Gateway) Close() error {
 }
 
 // Serve runs one client session over stream until the client ends it or
-// ctx is done. Requests in flight then get ShutdownGrace to finish; the
-// rest are answered with an error. Serve may be called concurrently, once
+// ctx is done. Requests in flight then get the config's shutdown_grace to
+// finish; the rest are answered with an error. Serve may be called concurrently, once
 // per client.
 func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	s := newSession(g, stream)
@@ -188,11 +192,18 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), g.stopGrace)
+	wctx, cancel := context.WithTimeout(context.Background(), g.shutdownGrace)
 	err := s.conn.Wait(wctx)
 	cancel()
 	if err != nil {
-		g.log.Warn("requests still in flight at shutdown are answered with an error", "session", s.id)
+		// Every pending request is answered: abandon what is left, and give
+		// the handlers a moment to write their errors.
+		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.shutdownGrace)
+		s.abandoned.Store(true)
+		s.conn.CancelHandlers()
+		wctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.conn.Wait(wctx)
+		cancel()
 	}
 	s.closing.Store(true)
 	s.conn.Close()

@@ -15,10 +15,11 @@ import (
 
 // session is one connected client.
 type session struct {
-	g       *Gateway
-	id      string
-	conn    *jsonrpc.Conn
-	closing atomic.Bool // set when Serve is done: notifications stop
+	g         *Gateway
+	id        string
+	conn      *jsonrpc.Conn
+	closing   atomic.Bool // set when Serve is done: notifications stop
+	abandoned atomic.Bool // set when the shutdown grace ran out
 
 	mu          sync.Mutex
 	initialized bool   // initialize was answered
@@ -71,8 +72,8 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	res, err := s.dispatch(ctx, msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "request cancelled (the client cancelled it, or mcpgate is shutting down)")
+		if s.abandoned.Load() && errors.Is(err, context.Canceled) {
+			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.shutdownGrace)
 		}
 		we := jsonrpc.ToWire(err)
 		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
