@@ -214,6 +214,12 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		return mustMarshal(map[string]any{"completion": map[string]any{"values": []string{f.spec.Name + ":" + string(msg.Params)}}}), nil
 	case "logging/setLevel":
 		return json.RawMessage(`{}`), nil
+	case "notifications/cancelled":
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		f.conn.CancelIncoming(p.RequestID)
 	}
 	if msg.IsRequest() {
 		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, msg.Method)

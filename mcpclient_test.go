@@ -28,6 +28,7 @@ import (
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
+//	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
 //	write FILE           create FILE (to release a fake's wait_for_file)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
@@ -185,6 +186,7 @@ func (c *client) read(r io.Reader) {
 
 // expect waits for the first message matching sel, removes it and returns it.
 func (c *client) expect(sel string) ([]byte, error) {
+	sel, has, _ := strings.Cut(sel, " has=")
 	key, want, _ := strings.Cut(sel, "=")
 	if key != "id" && key != "method" && sel != "batch" {
 		return nil, fmt.Errorf("selector must be id=ID, method=NAME or batch, not %q", sel)
@@ -193,7 +195,7 @@ func (c *client) expect(sel string) ([]byte, error) {
 	for {
 		c.mu.Lock()
 		for i, m := range c.received {
-			if matches(m, key, want) {
+			if matches(m, key, want) && bytes.Contains(m, []byte(has)) {
 				c.received = append(c.received[:i], c.received[i+1:]...)
 				c.mu.Unlock()
 				return m, nil

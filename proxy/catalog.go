@@ -49,23 +49,72 @@ type item struct {
 type listCache struct {
 	items   []item
 	fetched time.Time
-	fresh   bool // usable for clients; false once the server said it changed
+	fresh   bool       // usable for clients; false once the server said it changed
+	gen     uint64     // bumped by every list_changed; a fetch begun before is stale
+	running *listFetch // the fetch in progress, shared by everyone who asks meanwhile
+}
+
+// listFetch is one fetch of a whole list; done is closed when items or err
+// is set.
+type listFetch struct {
+	done  chan struct{}
+	items []item
+	err   error
 }
 
 // maxPages stops a server whose cursors never end.
 const maxPages = 1000
 
 // fetchList returns the upstream's whole list, following every page, from
-// the cache when it is still fresh. A list is cached only when the server
-// promised to say when it changes (listChanged), and never beyond the TTL.
+// the cache when it is still fresh. Concurrent askers share one fetch. A list
+// is cached only when the server promised to say when it changes
+// (listChanged), never beyond the TTL, and never if it changed while being
+// fetched.
 func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
-	info := kinds[k]
 	u.mu.Lock()
-	c := u.lists[k]
-	u.mu.Unlock()
+	c := &u.lists[k]
 	if c.fresh && time.Since(c.fetched) < u.g.cacheTTL {
-		return c.items, nil
+		items := c.items
+		u.mu.Unlock()
+		return items, nil
 	}
+	if f := c.running; f != nil {
+		u.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.items, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &listFetch{done: make(chan struct{})}
+	c.running = f
+	gen := c.gen
+	u.mu.Unlock()
+
+	// The fetch serves everyone waiting on it, so it is not bound to the
+	// context of whoever happened to start it.
+	f.items, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
+	var cap listCapability
+	if raw, ok := u.capability(kinds[k].capability); ok {
+		json.Unmarshal(raw, &cap)
+	}
+	u.mu.Lock()
+	c = &u.lists[k]
+	if c.running == f {
+		c.running = nil
+	}
+	if f.err == nil {
+		c.items, c.fetched = f.items, time.Now()
+		c.fresh = cap.ListChanged && c.gen == gen
+	}
+	u.mu.Unlock()
+	close(f.done)
+	return f.items, f.err
+}
+
+func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, error) {
+	info := kinds[k]
 	var items []item
 	cursor := ""
 	for page := 0; ; page++ {
@@ -86,18 +135,10 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 		}
 		items = append(items, pageItems...)
 		if next == "" || next == cursor {
-			break
+			return items, nil
 		}
 		cursor = next
 	}
-	var cap listCapability
-	if raw, ok := u.capability(info.capability); ok {
-		json.Unmarshal(raw, &cap)
-	}
-	u.mu.Lock()
-	u.lists[k] = listCache{items: items, fetched: time.Now(), fresh: cap.ListChanged}
-	u.mu.Unlock()
-	return items, nil
 }
 
 func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {

@@ -305,6 +305,7 @@ func (g *Gateway) snapshotSessions() []*session {
 func (g *Gateway) listChanged(u *upstream, k kind) {
 	u.mu.Lock()
 	u.lists[k].fresh = false
+	u.lists[k].gen++
 	u.mu.Unlock()
 	if k == kindTemplates {
 		return // announced together with resources

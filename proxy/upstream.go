@@ -142,7 +142,10 @@ func (u *upstream) watch(conn *jsonrpc.Conn, proc *process) {
 	u.mu.Lock()
 	if u.conn == conn && u.state == stateConnected {
 		u.state, u.reason, u.conn, u.proc = stateFailed, reason, nil, nil
-		u.lists = [numKinds]listCache{}
+		for k := range u.lists {
+			u.lists[k].fresh = false
+			u.lists[k].gen++
+		}
 	}
 	u.mu.Unlock()
 	u.log.Error("upstream disconnected", "reason", reason)
@@ -279,17 +282,24 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMe
 	return nil, nil
 }
 
-// stop disconnects and ends the server's process.
+// stop disconnects and ends the server's process. Cancellations still being
+// sent get a moment to reach the server first.
 func (u *upstream) stop() {
 	u.mu.Lock()
 	conn, proc := u.conn, u.proc
 	u.state, u.conn, u.proc = stateStopped, nil, nil
 	u.mu.Unlock()
+	sent := make(chan struct{})
+	go func() { u.cancel.Wait(); close(sent) }()
+	select {
+	case <-sent:
+	case <-time.After(u.g.stopGrace):
+	}
 	if conn != nil {
-		conn.Close()
+		conn.Close() // also unblocks a cancellation stuck on a full pipe
 	}
 	if proc != nil {
 		proc.stop(u.g.stopGrace)
 	}
-	u.cancel.Wait()
+	<-sent
 }
