@@ -68,7 +68,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		served <- g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0))
 	}()
-	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{})
+	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
 
 	w := &demoWriter{out: stdout}
 	w.run(client, cfgJSON)

@@ -104,7 +104,7 @@ func runDemoServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		}
 		return nil, nil
 	}
-	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(stdin, stdout, nil, 0), jsonrpc.Options{Handler: jsonrpc.HandlerFunc(handler)})
+	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(stdin, stdout, nil, 0), jsonrpc.Options{Handler: jsonrpc.HandlerFunc(handler)}).Start()
 	<-conn.Done()
 	conn.Wait(context.Background())
 	return 0

@@ -129,6 +129,7 @@ func fakeUpstreamMain(args []string) int {
 	}
 	f := &fake{spec: spec}
 	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
+	f.conn.Start()
 	<-f.conn.Done()
 	if spec.IgnoreEOF {
 		select {} // until a signal ends us

@@ -74,8 +74,9 @@ type inFlight struct {
 	cancelled bool // by the peer: the response is not sent
 }
 
-// NewConn starts serving s. The connection owns s and its reader goroutine;
-// Close ends both.
+// NewConn makes a connection over s; Start begins reading. The two steps
+// let a handler hold the *Conn before any message can reach it. The
+// connection owns s and its reader goroutine; Close ends both.
 func NewConn(s Stream, opts Options) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
@@ -87,6 +88,11 @@ func NewConn(s Stream, opts Options) *Conn {
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
 	}
+	return c
+}
+
+// Start begins reading and serving. Call it once.
+func (c *Conn) Start() *Conn {
 	go c.read()
 	return c
 }
@@ -396,9 +402,10 @@ func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
 	}
 }
 
-// Start sends a request with a fresh id. The call is registered before it is
-// sent, so no response can outrun it.
-func (c *Conn) Start(method string, params json.RawMessage) (*Call, error) {
+// Go sends a request with a fresh id and returns at once, like net/rpc's
+// Client.Go. The call is registered before it is sent, so no response can
+// outrun it.
+func (c *Conn) Go(method string, params json.RawMessage) (*Call, error) {
 	c.mu.Lock()
 	if c.readErr != nil {
 		c.mu.Unlock()
@@ -417,7 +424,7 @@ func (c *Conn) Start(method string, params json.RawMessage) (*Call, error) {
 
 // Call sends a request and waits for its response.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	call, err := c.Start(method, params)
+	call, err := c.Go(method, params)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
 		},
 	})
+	s.conn.Start()
 	return s
 }
 

@@ -78,7 +78,7 @@ func (u *upstream) connect(ctx context.Context) error {
 		OnBadInput: func(err error) {
 			u.log.Warn("skipped bad message from upstream", "err", err)
 		},
-	})
+	}).Start()
 	params := mustJSON(map[string]any{
 		"protocolVersion": LatestVersion,
 		"capabilities":    map[string]any{},
@@ -209,7 +209,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	call, err := conn.Start(method, params)
+	call, err := conn.Go(method, params)
 	if err != nil {
 		return nil, u.closedError(method)
 	}
