@@ -33,6 +33,7 @@ type fakeSpec struct {
 	IgnoreTERM   bool              `json:"ignore_term"`   // ignore SIGTERM too
 	NoInitialize bool              `json:"no_initialize"` // never answer initialize
 	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
+	ListDelay    string            `json:"list_delay"`    // wait this long before answering tools/list
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -132,7 +133,7 @@ func fakeUpstreamMain(args []string) int {
 	f.conn.Start()
 	<-f.conn.Done()
 	if spec.IgnoreEOF {
-		select {} // until a signal ends us
+		time.Sleep(time.Hour) // until a signal ends us
 	}
 	f.conn.Wait(context.Background())
 	return 0
@@ -174,6 +175,9 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 	case "ping":
 		return json.RawMessage(`{}`), nil
 	case "tools/list":
+		if d, err := time.ParseDuration(f.spec.ListDelay); err == nil {
+			time.Sleep(d) // simulates a slow server, for benchmarks
+		}
 		raws := make([]json.RawMessage, len(f.spec.Tools))
 		for i, t := range f.spec.Tools {
 			raws[i] = t.Raw

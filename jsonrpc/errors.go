@@ -28,7 +28,7 @@ func (e *Error) appendJSON(b []byte) []byte {
 	b = append(b, `{"code":`...)
 	b = fmt.Appendf(b, "%d", e.Code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = AppendString(b, e.Message)
 	if len(e.Data) > 0 {
 		b = append(b, `,"data":`...)
 		b = append(b, e.Data...)

@@ -86,38 +86,32 @@ func (s *lineStream) Read() ([]byte, error) {
 // readLine reads up to '\n' without bufio.Scanner's fixed token limit. Past
 // max bytes it keeps a prefix, discards the rest of the line and reports
 // *TooLargeError, so one bad message does not end the stream.
-func readLine(r *bufio.Reader, max int, buf []byte) ([]byte, error) {
-	size := 0
+func readLine(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
+	size := 0 // bytes of the line so far, without its newline
 	over := false
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
 		size += len(chunk)
-		if !over {
-			if size > max+1 { // +1: the newline itself does not count
-				over = true
-				keep := min(prefixKeep, max)
-				if len(buf) < keep {
-					buf = append(buf, chunk[:min(len(chunk), keep-len(buf))]...)
-				}
-				buf = buf[:min(len(buf), keep)]
-			} else {
-				buf = append(buf, chunk...)
-			}
+		if !over && size > limit {
+			over = true
+			keep := min(prefixKeep, limit)
+			buf = append(buf, chunk[:max(0, min(len(chunk), keep-len(buf)))]...)
+		} else if !over {
+			buf = append(buf, chunk...)
 		}
-		switch err {
-		case bufio.ErrBufferFull:
+		if err == bufio.ErrBufferFull {
 			continue
-		case nil:
-			if over {
-				return nil, &TooLargeError{Size: size - 1, Limit: max, Prefix: buf}
-			}
-			return buf, nil
-		default:
-			if over {
-				return nil, &TooLargeError{Size: size, Limit: max, Prefix: buf}
-			}
-			return buf, err
 		}
+		if over {
+			return nil, &TooLargeError{Size: size, Limit: limit, Prefix: buf}
+		}
+		if err == nil {
+			return buf, nil
+		}
+		return buf, err
 	}
 }
 

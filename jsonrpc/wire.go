@@ -116,7 +116,7 @@ func (m *Message) Encode() []byte {
 	}
 	if m.Method != "" {
 		b = append(b, `,"method":`...)
-		b = appendString(b, m.Method)
+		b = AppendString(b, m.Method)
 		if len(m.Params) > 0 {
 			b = append(b, `,"params":`...)
 			b = append(b, m.Params...)
@@ -135,9 +135,17 @@ func (m *Message) Encode() []byte {
 	return append(b, '}')
 }
 
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+// AppendString appends s as a JSON string literal.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // errNullID marks a request whose id is null: it is answered, with a null id.
@@ -179,8 +187,7 @@ func Decode(data []byte) (*Message, error) {
 	for _, mem := range members {
 		switch mem.Key {
 		case "jsonrpc":
-			var v string
-			if json.Unmarshal(mem.Value, &v) != nil || v != Version {
+			if v, err := unquote(mem.Value); err != nil || v != Version {
 				return m, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
 			}
 			version = true
@@ -194,7 +201,10 @@ func Decode(data []byte) (*Message, error) {
 				return m, fmt.Errorf("%w: %v", ErrInvalidRequest, perr)
 			}
 		case "method":
-			if json.Unmarshal(mem.Value, &m.Method) != nil || m.Method == "" {
+			if mem.Value[0] == '"' {
+				m.Method, _ = unquote(mem.Value)
+			}
+			if m.Method == "" {
 				return m, fmt.Errorf(`%w: "method" must be a non-empty string`, ErrInvalidRequest)
 			}
 		case "params":
@@ -252,48 +262,6 @@ func (ms MemberList) Get(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// Members splits a JSON object into its members, keys unescaped and matched
-// exactly. A duplicate key is an error. On error, the members read so far are
-// returned too: an id early in a broken message can still be answered.
-func Members(obj []byte) (MemberList, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	var ms MemberList
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return ms, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return ms, errors.New("object key is not a string")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return ms, fmt.Errorf("member %q: %v", key, err)
-		}
-		if _, dup := ms.Get(key); dup {
-			return ms, fmt.Errorf("duplicate member %q", key)
-		}
-		end := int(dec.InputOffset())
-		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
-	}
-	if _, err := dec.Token(); err != nil {
-		return ms, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return ms, errors.New("data after the object")
-	}
-	return ms, nil
-}
-
 // Replace returns obj with the value of key replaced by value (added at the end
 // when absent). The rest of obj is copied byte for byte: nothing is re-encoded.
 func Replace(obj []byte, key string, value []byte) ([]byte, error) {
@@ -306,22 +274,25 @@ func Replace(obj []byte, key string, value []byte) ([]byte, error) {
 
 // Replace is like the function Replace for an object already split into ms.
 func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
+	return ms.AppendReplaced(make([]byte, 0, len(obj)+len(value)), obj, key, value)
+}
+
+// AppendReplaced appends obj, with the value of key replaced, to dst.
+func (ms MemberList) AppendReplaced(dst, obj []byte, key string, value []byte) []byte {
 	for _, m := range ms {
 		if m.Key == key {
-			out := make([]byte, 0, len(obj)-len(m.Value)+len(value))
-			out = append(out, obj[:m.Start]...)
-			out = append(out, value...)
-			return append(out, obj[m.Start+len(m.Value):]...)
+			dst = append(dst, obj[:m.Start]...)
+			dst = append(dst, value...)
+			return append(dst, obj[m.Start+len(m.Value):]...)
 		}
 	}
 	end := bytes.LastIndexByte(obj, '}')
-	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
-	out = append(out, obj[:end]...)
+	dst = append(dst, obj[:end]...)
 	if len(ms) > 0 {
-		out = append(out, ',')
+		dst = append(dst, ',')
 	}
-	out = appendString(out, key)
-	out = append(out, ':')
-	out = append(out, value...)
-	return append(out, obj[end:]...)
+	dst = AppendString(dst, key)
+	dst = append(dst, ':')
+	dst = append(dst, value...)
+	return append(dst, obj[end:]...)
 }

@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // Protocol versions of the legacy (initialize-based) era, oldest first.
@@ -76,4 +78,4 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func quote(s string) json.RawMessage { return mustJSON(s) }
+func quote(s string) json.RawMessage { return jsonrpc.AppendString(nil, s) }

@@ -164,18 +164,33 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	return mustJSON(res), nil
 }
 
-// capabilities are what the gateway serves. The lists are always offered,
-// and change as upstreams come and go, so listChanged is always true.
+// capabilities are the union of what the connected upstreams offer. The
+// lists are also offered while any upstream is not connected yet (or failed
+// and may come back): capabilities cannot change after initialize, and a
+// list that is offered and empty is better than a server whose tools can
+// never appear. Every offered list may change as upstreams come and go, so
+// listChanged is always true.
 func (g *Gateway) capabilities() map[string]any {
-	caps := map[string]any{
-		"tools":     map[string]bool{"listChanged": true},
-		"prompts":   map[string]bool{"listChanged": true},
-		"resources": map[string]bool{"listChanged": true},
-		"logging":   map[string]any{},
+	caps := map[string]any{}
+	offer := func(name string) {
+		switch name {
+		case "tools", "prompts", "resources":
+			caps[name] = map[string]bool{"listChanged": true}
+		case "logging", "completions":
+			caps[name] = map[string]any{}
+		}
 	}
 	for _, u := range g.upstreams {
-		if _, ok := u.capability("completions"); ok {
-			caps["completions"] = map[string]any{}
+		if !u.connected() {
+			offer("tools")
+			offer("prompts")
+			offer("resources")
+			continue
+		}
+		for _, name := range []string{"tools", "prompts", "resources", "logging", "completions"} {
+			if _, ok := u.capability(name); ok {
+				offer(name)
+			}
 		}
 	}
 	return caps

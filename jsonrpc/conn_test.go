@@ -1,0 +1,126 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+	"time"
+)
+
+// pair connects two Conns through pipes; h serves the "server" side.
+func pair(t *testing.T, h Handler) (client, server *Conn) {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	client = NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{}).Start()
+	server = NewConn(NewLineStream(sr, sw, multiCloser{sr, sw}, 0), Options{Handler: h}).Start()
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	for _, c := range m {
+		c.Close()
+	}
+	return nil
+}
+
+// watchdog fails the test with every goroutine's stack instead of hanging.
+func watchdog(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestSlowRequestDoesNotDelayNext(t *testing.T) {
+	release := make(chan struct{})
+	client, _ := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		if m.Method == "slow" {
+			<-release
+		}
+		return json.RawMessage(`"` + m.Method + `"`), nil
+	}))
+	ctx := watchdog(t)
+	slow, err := client.Go("slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.Call(ctx, "fast", nil)
+	if err != nil || string(res) != `"fast"` {
+		t.Fatalf("fast call = %s, %v while slow is pending", res, err)
+	}
+	close(release)
+	if res, err := slow.Wait(ctx); err != nil || string(res) != `"slow"` {
+		t.Fatalf("slow call = %s, %v", res, err)
+	}
+}
+
+func TestCloseAnswersPendingCalls(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	client, server := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		<-block
+		return nil, nil
+	}))
+	call, err := client.Go("never", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server.Close() // the peer goes away: the reader sees EOF
+	if _, err := call.Wait(watchdog(t)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("pending call after the peer closed: %v, want ErrClosed", err)
+	}
+	if _, err := client.Go("after", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("call on a closed connection: %v, want ErrClosed", err)
+	}
+}
+
+func TestCancelIncomingSuppressesResponse(t *testing.T) {
+	started := make(chan ID, 1)
+	client, server := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		if m.Method == "wait" {
+			started <- m.ID
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return json.RawMessage(`{}`), nil
+	}))
+	ctx := watchdog(t)
+	call, _ := client.Go("wait", nil)
+	id := <-started
+	if !server.CancelIncoming(id) {
+		t.Fatal("CancelIncoming found no request in flight")
+	}
+	if server.CancelIncoming(IntID(999)) {
+		t.Fatal("CancelIncoming of an unknown id reported success")
+	}
+	// The next answer on the wire must be the next call's, not the cancelled one's.
+	if _, err := client.Call(ctx, "next", nil); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if res, err := call.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled request was answered: %s, %v", res, err)
+	}
+}
+
+func TestWaitRetiresCall(t *testing.T) {
+	client, _ := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	call, _ := client.Go("wait", nil)
+	cancel()
+	if _, err := call.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait after cancel = %v", err)
+	}
+	if client.isPending(call.ID()) {
+		t.Fatal("an abandoned call stays pending; a late answer would find it")
+	}
+}

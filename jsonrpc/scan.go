@@ -1,0 +1,208 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Members splits a JSON object into its members, keys unescaped and matched
+// exactly. A duplicate key is an error. On error, the members read so far are
+// returned too: an id early in a broken message can still be answered.
+//
+// Valid input, the usual case, is split by a small scanner that allocates
+// nothing but the result; encoding/json's tokenizer is several times slower
+// and sits on the path of every message the gateway relays.
+func Members(obj []byte) (MemberList, error) {
+	if !json.Valid(obj) {
+		return membersSlow(obj)
+	}
+	i := skipSpace(obj, 0)
+	if obj[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	return splitObject(obj, i)
+}
+
+// SplitValid splits an object known to be valid JSON, such as a member value
+// returned by Members: validating it again would only cost time. Anything
+// else gets an error, never a panic.
+func SplitValid(obj []byte) (MemberList, error) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	return splitObject(obj, i)
+}
+
+// ElementsValid splits an array known to be valid JSON into its elements.
+func ElementsValid(arr []byte) ([]json.RawMessage, error) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	var out []json.RawMessage
+	for i = skipSpace(arr, i+1); i < len(arr) && arr[i] != ']'; {
+		end := skipValue(arr, i)
+		out = append(out, arr[i:end:end])
+		if i = skipSpace(arr, end); i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+	return out, nil
+}
+
+func splitObject(obj []byte, i int) (ms MemberList, err error) {
+	defer func() {
+		if recover() != nil { // only reachable with invalid input
+			ms, err = nil, errors.New("invalid JSON object")
+		}
+	}()
+	ms = make(MemberList, 0, 8)
+	i = skipSpace(obj, i+1)
+	for obj[i] != '}' {
+		keyEnd := skipString(obj, i)
+		key, err := unquote(obj[i:keyEnd])
+		if err != nil {
+			return ms, err
+		}
+		i = skipSpace(obj, keyEnd)
+		i = skipSpace(obj, i+1) // the colon
+		end := skipValue(obj, i)
+		if _, dup := ms.Get(key); dup {
+			return ms, fmt.Errorf("duplicate member %q", key)
+		}
+		ms = append(ms, Member{Key: key, Value: obj[i:end:end], Start: i})
+		i = skipSpace(obj, end)
+		if obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// The helpers below assume valid JSON (checked by json.Valid first).
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string that starts at b[i].
+// It jumps from quote to quote (IndexByte is vectorised); a quote preceded
+// by an odd number of backslashes is escaped.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		bs := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// unquote returns the string a JSON string literal stands for. Plain ASCII
+// needs no decoding; escapes and other bytes (invalid UTF-8 becomes U+FFFD)
+// go through encoding/json.
+func unquote(lit []byte) (string, error) {
+	if len(lit) >= 2 && plainASCII(lit) {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
+}
+
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// membersSlow splits an object that is not valid JSON as far as it goes.
+func membersSlow(obj []byte) (MemberList, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var ms MemberList
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ms, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return ms, errors.New("object key is not a string")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ms, fmt.Errorf("member %q: %v", key, err)
+		}
+		if _, dup := ms.Get(key); dup {
+			return ms, fmt.Errorf("duplicate member %q", key)
+		}
+		end := int(dec.InputOffset())
+		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
+	}
+	if _, err := dec.Token(); err != nil {
+		return ms, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return ms, errors.New("data after the object")
+	}
+	return ms, nil
+}
