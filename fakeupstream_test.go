@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -50,6 +51,9 @@ type fakeBehaviour struct {
 	Progress    int             `json:"progress"`      // send this many progress notifications first
 	Crash       bool            `json:"crash"`         // exit 3 instead of answering
 	Notify      string          `json:"notify"`        // send this notification (method) before answering
+	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
+	AddTool     *fakeTool       `json:"add_tool"`      // add this tool to the list first
+	AwaitList   bool            `json:"await_list"`    // after notify, answer only once tools/list was served
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
 }
 
@@ -128,7 +132,7 @@ func fakeUpstreamMain(args []string) int {
 	if spec.IgnoreTERM {
 		ignoreTERM()
 	}
-	f := &fake{spec: spec}
+	f := &fake{spec: spec, listed: make(chan struct{}, 1)}
 	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
 	f.conn.Start()
 	<-f.conn.Done()
@@ -143,6 +147,9 @@ type fake struct {
 	spec  fakeSpec
 	conn  *jsonrpc.Conn
 	logMu sync.Mutex
+	mu    sync.Mutex // guards spec.Tools, which add_tool changes
+
+	listed chan struct{} // 1-buffered: poked each time tools/list is served
 }
 
 // loggingReader copies everything the fake receives to spec.Log.
@@ -178,10 +185,18 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		if d, err := time.ParseDuration(f.spec.ListDelay); err == nil {
 			time.Sleep(d) // simulates a slow server, for benchmarks
 		}
+		f.mu.Lock()
 		raws := make([]json.RawMessage, len(f.spec.Tools))
 		for i, t := range f.spec.Tools {
 			raws[i] = t.Raw
 		}
+		f.mu.Unlock()
+		defer func() {
+			select {
+			case f.listed <- struct{}{}:
+			default:
+			}
+		}()
 		return f.page("tools", raws, msg.Params)
 	case "prompts/list":
 		return f.page("prompts", f.spec.Prompts, msg.Params)
@@ -296,6 +311,7 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 	}
 	json.Unmarshal(params, &p)
 	var tool *fakeTool
+	f.mu.Lock()
 	for i := range f.spec.Tools {
 		var t struct {
 			Name string `json:"name"`
@@ -305,6 +321,7 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			tool = &f.spec.Tools[i]
 		}
 	}
+	f.mu.Unlock()
 	if tool == nil {
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
@@ -325,8 +342,25 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			}
 		}
 	}
+	if do.AddTool != nil {
+		f.mu.Lock()
+		f.spec.Tools = append(f.spec.Tools, *do.AddTool)
+		f.mu.Unlock()
+	}
 	if do.Notify != "" {
-		f.conn.Notify(do.Notify, nil)
+		select {
+		case <-f.listed: // forget earlier lists
+		default:
+		}
+		line := `{"jsonrpc":"2.0","method":"` + do.Notify + `"}` + "\n"
+		os.Stdout.WriteString(strings.Repeat(line, max(1, do.NotifyCount)))
+		if do.AwaitList {
+			select {
+			case <-f.listed:
+			case <-time.After(10 * time.Second):
+				return nil, fmt.Errorf("%w: no tools/list came after %s", jsonrpc.ErrInternal, do.Notify)
+			}
+		}
 	}
 	if do.LogMessage != "" {
 		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))

@@ -71,10 +71,11 @@ type Gateway struct {
 	names     *nameTable
 	progress  *progressTable
 
-	ctx      context.Context // ends at Close; parent of connection attempts
-	cancel   context.CancelFunc
-	starting sync.WaitGroup
-	ready    chan struct{} // closed when every first connection attempt ended
+	ctx        context.Context // ends at Close; parent of connection attempts
+	cancel     context.CancelFunc
+	starting   sync.WaitGroup
+	background sync.WaitGroup // list refreshes and other work Close waits for
+	ready      chan struct{}  // closed when every first connection attempt ended
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
@@ -161,6 +162,8 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 func (g *Gateway) Close() error {
 	g.cancel()
 	g.starting.Wait()
+	g.stopTimers()
+	g.background.Wait()
 	var wg sync.WaitGroup
 	for _, u := range g.upstreams {
 		wg.Add(1)
@@ -211,6 +214,21 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 		return err
 	}
 	return nil
+}
+
+// stopTimers cancels pending list refreshes; a refresh already running ends
+// soon, since its context is the gateway's.
+func (g *Gateway) stopTimers() {
+	for _, u := range g.upstreams {
+		u.mu.Lock()
+		for k := range u.change {
+			if t := u.change[k].timer; t != nil && t.Stop() {
+				u.change[k].timer = nil
+				g.background.Done()
+			}
+		}
+		u.mu.Unlock()
+	}
 }
 
 // Status describes one upstream for operators (mcpgate check).
@@ -299,31 +317,6 @@ func (g *Gateway) snapshotSessions() []*session {
 		}
 	}
 	return out
-}
-
-// listChanged drops an upstream's cached list and tells every client.
-func (g *Gateway) listChanged(u *upstream, k kind) {
-	u.mu.Lock()
-	u.lists[k].fresh = false
-	u.lists[k].gen++
-	u.mu.Unlock()
-	if k == kindTemplates {
-		return // announced together with resources
-	}
-	for _, s := range g.snapshotSessions() {
-		s.notify(kinds[k].changed, nil)
-	}
-}
-
-// upstreamGone tells clients that an upstream's items went away.
-func (g *Gateway) upstreamGone(u *upstream) {
-	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
-		if g.names.knows(k, u) {
-			for _, s := range g.snapshotSessions() {
-				s.notify(kinds[k].changed, nil)
-			}
-		}
-	}
 }
 
 // relayLog passes an upstream's log message to every client that wants its

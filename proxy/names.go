@@ -133,10 +133,16 @@ func (t *nameTable) lookup(k kind, name string) (route, []route, bool) {
 
 // knows reports whether the upstream's list of kind k has been seen.
 func (t *nameTable) knows(k kind, up *upstream) bool {
+	_, ok := t.items(k, up)
+	return ok
+}
+
+// items returns the upstream's last known list of kind k.
+func (t *nameTable) items(k kind, up *upstream) ([]item, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	_, ok := t.known[k][up]
-	return ok
+	items, ok := t.known[k][up]
+	return items, ok
 }
 
 // forget drops what is known of an upstream, when it reconnects: its names

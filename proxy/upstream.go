@@ -48,7 +48,8 @@ type upstream struct {
 	reason string        // why it is not connected
 	since  time.Duration // how long initialize took
 	lists  [numKinds]listCache
-	cancel sync.WaitGroup // best-effort cancellation sends
+	change [numKinds]changeState // list_changed coalescing, per list
+	cancel sync.WaitGroup        // best-effort cancellation sends
 }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
@@ -264,12 +265,11 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMe
 	case methodPing:
 		return json.RawMessage("{}"), nil
 	case notifyToolsChanged:
-		u.g.listChanged(u, kindTools)
+		u.listChanged(kindTools)
 	case notifyPromptsChanged:
-		u.g.listChanged(u, kindPrompts)
+		u.listChanged(kindPrompts)
 	case notifyResourcesChanged:
-		u.g.listChanged(u, kindResources)
-		u.g.listChanged(u, kindTemplates)
+		u.listChanged(kindResources)
 	case notifyMessage:
 		u.g.relayLog(u, msg.Params)
 	case notifyProgress:

@@ -1,0 +1,125 @@
+package proxy
+
+import (
+	"bytes"
+	"time"
+)
+
+// changeDebounce gathers a burst of list_changed notifications into one
+// refresh: servers often send several in a row (the reference server sends
+// a few right after initialize).
+const changeDebounce = 10 * time.Millisecond
+
+// changeState coalesces one upstream's notifications for one list. Guarded
+// by upstream.mu. While a refresh runs, any number of notifications cause
+// exactly one more refresh after it: never a storm, never a lost update.
+type changeState struct {
+	timer   *time.Timer // pending debounced refresh; nil when none
+	running bool
+	again   bool
+}
+
+// listChanged handles an upstream's notifications/<kind>/list_changed: the
+// cached list is dropped at once, and a refresh is scheduled.
+func (u *upstream) listChanged(k kind) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, kk := range sameNotification(k) {
+		u.lists[kk].fresh = false
+		u.lists[kk].gen++
+	}
+	st := &u.change[k]
+	if st.running {
+		st.again = true
+		return
+	}
+	if st.timer != nil {
+		st.timer.Reset(changeDebounce)
+		return
+	}
+	u.g.background.Add(1)
+	st.timer = time.AfterFunc(changeDebounce, func() {
+		defer u.g.background.Done()
+		u.refreshLists(k)
+	})
+}
+
+// sameNotification lists the lists one notification covers: resources and
+// resource templates change together.
+func sameNotification(k kind) []kind {
+	if k == kindResources {
+		return []kind{kindResources, kindTemplates}
+	}
+	return []kind{k}
+}
+
+// refreshLists fetches the lists again, if the gateway holds them, and tells
+// every client when what a client would see has changed. A list nobody has
+// fetched is not fetched now (discovery is the clients' to ask for): clients
+// are simply told it changed.
+func (u *upstream) refreshLists(k kind) {
+	u.mu.Lock()
+	st := &u.change[k]
+	st.timer = nil
+	st.running = true
+	u.mu.Unlock()
+	for {
+		changed := false
+		for _, kk := range sameNotification(k) {
+			if u.refreshOne(kk) {
+				changed = true
+			}
+		}
+		if changed {
+			u.g.notifyListChanged(k)
+		}
+		u.mu.Lock()
+		if st.again && u.g.ctx.Err() == nil {
+			st.again = false
+			u.mu.Unlock()
+			continue
+		}
+		st.running = false
+		u.mu.Unlock()
+		return
+	}
+}
+
+// refreshOne refetches one list and reports whether the items differ.
+func (u *upstream) refreshOne(k kind) bool {
+	before, known := u.g.names.items(k, u)
+	if !known {
+		return true
+	}
+	items, err := u.fetchList(u.g.ctx, k)
+	if err != nil {
+		u.log.Warn("refreshing a changed list failed", "method", kinds[k].list, "err", err)
+		return true // what clients see changed: this server's items are gone for now
+	}
+	u.g.names.update(k, []listResult{{up: u, items: items}})
+	if len(items) != len(before) {
+		return true
+	}
+	for i := range items {
+		if !bytes.Equal(items[i].raw, before[i].raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// notifyListChanged sends the gateway's own list_changed to every client.
+func (g *Gateway) notifyListChanged(k kind) {
+	for _, s := range g.snapshotSessions() {
+		s.notify(kinds[k].changed, nil)
+	}
+}
+
+// upstreamGone tells clients that an upstream's items went away.
+func (g *Gateway) upstreamGone(u *upstream) {
+	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
+		if _, known := g.names.items(k, u); known {
+			g.notifyListChanged(k)
+		}
+	}
+}
