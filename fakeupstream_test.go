@@ -35,6 +35,7 @@ type fakeSpec struct {
 	NoInitialize bool              `json:"no_initialize"` // never answer initialize
 	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`    // wait this long before answering tools/list
+	AskAtStart   *fakeAsk          `json:"ask_at_start"`  // send this request to the client once initialized
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -54,7 +55,16 @@ type fakeBehaviour struct {
 	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
 	AddTool     *fakeTool       `json:"add_tool"`      // add this tool to the list first
 	AwaitList   bool            `json:"await_list"`    // after notify, answer only once tools/list was served
+	Ask         *fakeAsk        `json:"ask"`           // send this request to the client; answer with what came back
+	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
+	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+}
+
+// fakeAsk is a request from the server to the client (sampling, elicitation, roots).
+type fakeAsk struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 func (t *fakeTool) UnmarshalJSON(b []byte) error {
@@ -132,7 +142,7 @@ func fakeUpstreamMain(args []string) int {
 	if spec.IgnoreTERM {
 		ignoreTERM()
 	}
-	f := &fake{spec: spec, listed: make(chan struct{}, 1)}
+	f := &fake{spec: spec, listed: make(chan struct{}, 1), asked: make(chan struct{})}
 	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
 	f.conn.Start()
 	<-f.conn.Done()
@@ -150,6 +160,9 @@ type fake struct {
 	mu    sync.Mutex // guards spec.Tools, which add_tool changes
 
 	listed chan struct{} // 1-buffered: poked each time tools/list is served
+
+	asked     chan struct{} // closed when ask_at_start has its answer
+	askResult string
 }
 
 // loggingReader copies everything the fake receives to spec.Log.
@@ -232,8 +245,19 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		return mustMarshal(map[string]any{"contents": []any{map[string]string{"uri": p.URI, "text": text}}}), nil
 	case "completion/complete":
 		return mustMarshal(map[string]any{"completion": map[string]any{"values": []string{f.spec.Name + ":" + string(msg.Params)}}}), nil
-	case "logging/setLevel":
+	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		return json.RawMessage(`{}`), nil
+	case "notifications/initialized":
+		if a := f.spec.AskAtStart; a != nil {
+			go func() {
+				res, err := f.conn.Call(context.Background(), a.Method, a.Params)
+				f.askResult = "client answered: " + string(res)
+				if err != nil {
+					f.askResult = "client failed: " + err.Error()
+				}
+				close(f.asked)
+			}()
+		}
 	case "notifications/cancelled":
 		var p struct {
 			RequestID jsonrpc.ID `json:"requestId"`
@@ -361,6 +385,25 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 				return nil, fmt.Errorf("%w: no tools/list came after %s", jsonrpc.ErrInternal, do.Notify)
 			}
 		}
+	}
+	if do.AwaitAsk {
+		select {
+		case <-f.asked:
+			return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": f.askResult}}}), nil
+		case <-time.After(10 * time.Second):
+			return nil, fmt.Errorf("%w: ask_at_start got no answer", jsonrpc.ErrInternal)
+		}
+	}
+	if do.Update != "" {
+		f.conn.Notify("notifications/resources/updated", mustMarshal(map[string]string{"uri": do.Update}))
+	}
+	if do.Ask != nil {
+		res, err := f.conn.Call(ctx, do.Ask.Method, do.Ask.Params)
+		text := "client answered: " + string(res)
+		if err != nil {
+			text = "client failed: " + err.Error()
+		}
+		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
 	}
 	if do.LogMessage != "" {
 		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))

@@ -24,7 +24,7 @@ import (
 // Session lines:
 //
 //	send JSON            write one message
-//	init [VERSION]       initialize (default 2025-11-25) and send initialized; prints nothing
+//	init [VERSION [CAPS]] initialize (default 2025-11-25, capabilities {}) and send initialized; prints nothing
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
@@ -102,11 +102,14 @@ func mcpClientMain(args []string) int {
 		case "send":
 			_, err = io.WriteString(stdin, rest+"\n")
 		case "init":
-			version := "2025-11-25"
-			if rest != "" {
-				version = rest
+			version, caps, _ := strings.Cut(rest, " ")
+			if version == "" {
+				version = "2025-11-25"
 			}
-			io.WriteString(stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpclient","version":"1"}}}`+"\n", version))
+			if caps == "" {
+				caps = "{}"
+			}
+			io.WriteString(stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"mcpclient","version":"1"}}}`+"\n", version, caps))
 			if _, err = c.expect("id=\"init\""); err == nil {
 				_, err = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 			}

@@ -23,6 +23,9 @@ type Config struct {
 	// ShutdownGrace is how long requests in flight may finish once the
 	// client has gone or a signal came. Zero: DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// PageSize serves merged lists in pages of this many items. Zero: one
+	// page with everything.
+	PageSize int
 	// MaxMessage limits one incoming message in bytes. Zero: 16 MiB.
 	MaxMessage int
 	// Warnings are things worth telling the operator that do not stop a run
@@ -42,6 +45,15 @@ type Server struct {
 	Headers  map[string]string
 	Timeout  time.Duration // per request; never zero after Load
 	Disabled bool
+	// Roots answer the server's roots/list when no client can: a request
+	// that no client request caused, with several clients or none.
+	Roots []Root
+}
+
+// Root is one filesystem root offered to a server (MCP "roots").
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
 }
 
 // Audit configures the audit trail.

@@ -55,9 +55,9 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "max_message_bytes"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "max_message_bytes", "page_size"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled", "roots"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -124,6 +124,10 @@ func (l *loader) load() *Config {
 		case "shutdown_grace":
 			if d, ok := l.duration(m.Key, m.Value); ok {
 				cfg.ShutdownGrace = d
+			}
+		case "page_size":
+			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
+				l.addf(m.Key, "must be at least 1 (leave it out for one page with everything)")
 			}
 		case "max_message_bytes":
 			if l.decode(m.Key, m.Value, &cfg.MaxMessage) && cfg.MaxMessage < 1024 {
@@ -249,6 +253,8 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			if d, ok := l.duration(fpath, m.Value); ok {
 				s.Timeout = d
 			}
+		case "roots":
+			s.Roots = l.roots(fpath, m.Value, strict)
 		case "disabled":
 		default:
 			if contains(clientOnlyServerKeys, m.Key) {
@@ -291,6 +297,39 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		l.addf(path+".type", `must be "stdio", "http" or "sse", not %q`, typ)
 	}
 	return s, true
+}
+
+// roots reads a list of roots: {"uri": "file:///…", "name": "…"}.
+func (l *loader) roots(path string, raw json.RawMessage, strict bool) []Root {
+	var elems []json.RawMessage
+	if !l.decode(path, raw, &elems) {
+		return nil
+	}
+	var out []Root
+	for i, e := range elems {
+		epath := fmt.Sprintf("%s[%d]", path, i)
+		members, err := jsonrpc.Members(e)
+		if err != nil {
+			l.addf(epath, `must be an object like {"uri": "file:///data", "name": "data"}`)
+			continue
+		}
+		var r Root
+		for _, m := range members {
+			switch m.Key {
+			case "uri":
+				r.URI = l.str(epath+".uri", m.Value, strict)
+			case "name":
+				r.Name = l.str(epath+".name", m.Value, strict)
+			default:
+				l.unknown(epath+"."+m.Key, m.Key, []string{"uri", "name"})
+			}
+		}
+		if !strings.HasPrefix(r.URI, "file://") {
+			l.addf(epath+".uri", "must be a file:// URI, not %q", r.URI)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func (l *loader) audit(raw json.RawMessage) Audit {

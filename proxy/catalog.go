@@ -236,13 +236,9 @@ func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
 	return results
 }
 
-// mergedList builds the list result a client sees: every upstream's items in
+// merge builds the list result a client sees: every upstream's items in
 // config order, each renamed to its exposed name. Nothing else in an item is
 // touched. It also returns which servers answered and which failed.
-func (g *Gateway) mergedList(ctx context.Context, k kind) (json.RawMessage, []string, []error) {
-	return g.merge(k, g.fetchAll(ctx, k))
-}
-
 func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string, []error) {
 	info := kinds[k]
 	size := 64

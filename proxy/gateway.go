@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -77,9 +78,12 @@ type Gateway struct {
 	background sync.WaitGroup // list refreshes and other work Close waits for
 	ready      chan struct{}  // closed when every first connection attempt ended
 
-	mu       sync.Mutex
-	sessions map[*session]struct{}
-	stderrMu sync.Mutex
+	mu           sync.Mutex
+	sessions     map[*session]struct{}
+	elicitations map[string]*session            // url-mode elicitation id → the session asked
+	subs         map[subKey]map[*session]string // upstream URI → subscribed sessions → URI as each used it
+	snapshots    snapshotStore
+	stderrMu     sync.Mutex
 }
 
 // New builds a gateway for cfg and opens its audit trail. It starts nothing.
@@ -98,6 +102,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		progress:      newProgressTable(),
 		ready:         make(chan struct{}),
 		sessions:      map[*session]struct{}{},
+		elicitations:  map[string]*session{},
+		subs:          map[subKey]map[*session]string{},
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -190,6 +196,8 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 		delete(g.sessions, s)
 		g.mu.Unlock()
 		g.progress.dropSession(s)
+		g.dropSubscriptions(s)
+		g.dropElicitations(s)
 	}()
 	select {
 	case <-s.conn.Done():
@@ -340,6 +348,16 @@ func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
 		if s.wantsLog(m.Level) {
 			s.notify(notifyMessage, out)
 		}
+	}
+}
+
+// recoverRequest turns a panic while serving one message into an internal
+// error for that message, logged with its stack: a bug must be loud, but it
+// must not take down every other client's session with it.
+func (g *Gateway) recoverRequest(msg *jsonrpc.Message, err *error) {
+	if r := recover(); r != nil {
+		g.log.Error("BUG: panic while serving a message; please report it", "method", msg.Method, "panic", r, "stack", string(debug.Stack()))
+		*err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate internal error while serving %s (logged)", msg.Method)
 	}
 }
 

@@ -43,26 +43,45 @@ func init() {
 		methodResourcesRead: {handle: (*session).readResource},
 		methodComplete:      {handle: (*session).complete},
 		methodSetLevel:      {handle: (*session).setLevel},
+		methodSubscribe:     {handle: (*session).subscribe},
+		methodUnsubscribe:   {handle: (*session).unsubscribe},
 	}
 }
 
-// listHandler serves a merged list. Everything comes in one page: a cursor
-// from the client can only be one mcpgate never issued.
+// listHandler serves a merged list: in one page, or in pages of the
+// configured size.
 func listHandler(k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
 	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+		var p struct {
+			Cursor *string `json:"cursor"`
+		}
 		if len(params) > 0 {
-			var p struct {
-				Cursor *string `json:"cursor"`
-			}
-			if json.Unmarshal(params, &p) == nil && p.Cursor != nil {
-				return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown cursor %q: mcpgate returns every %s in one page", *p.Cursor, kindNoun[k])
+			json.Unmarshal(params, &p)
+		}
+		if s.g.cfg.PageSize > 0 && p.Cursor != nil {
+			rec.Server = "mcpgate"
+			return s.pagedList(nil, k, p.Cursor)
+		}
+		if p.Cursor != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown cursor %q: mcpgate returns every %s in one page", *p.Cursor, kindNoun[k])
+		}
+		results := s.g.fetchAll(ctx, k)
+		rec.Server = "*"
+		var errs []error
+		for _, r := range results {
+			if r.err != nil {
+				errs = append(errs, r.err)
+			} else {
+				rec.Servers = append(rec.Servers, r.up.name)
 			}
 		}
-		res, servers, errs := s.g.mergedList(ctx, k)
-		rec.Server, rec.Servers = "*", servers
 		for _, err := range errs {
 			s.g.log.Warn("list incomplete", "method", kinds[k].list, "err", err)
 		}
+		if s.g.cfg.PageSize > 0 {
+			return s.pagedList(results, k, nil)
+		}
+		res, _, _ := s.g.merge(k, results)
 		return res, nil
 	}
 }

@@ -21,15 +21,18 @@ type session struct {
 	closing   atomic.Bool // set when Serve is done: notifications stop
 	abandoned atomic.Bool // set when the shutdown grace ran out
 
+	ready chan struct{} // closed when the client sent notifications/initialized
+
 	mu          sync.Mutex
 	initialized bool   // initialize was answered
 	protocol    string // negotiated protocol version
 	clientInfo  implementation
-	logLevel    string // set by logging/setLevel; empty: everything
+	clientCaps  map[string]json.RawMessage // what the client declared
+	logLevel    string                     // set by logging/setLevel; empty: everything
 }
 
 func newSession(g *Gateway, stream jsonrpc.Stream) *session {
-	s := &session{g: g, id: newSessionID()}
+	s := &session{g: g, id: newSessionID(), ready: make(chan struct{})}
 	s.conn = jsonrpc.NewConn(stream, jsonrpc.Options{
 		Handler: s,
 		// initialize keeps its place before the notifications after it.
@@ -45,6 +48,13 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 	})
 	s.conn.Start()
 	return s
+}
+
+func (s *session) declares(capability string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.clientCaps[capability]
+	return ok
 }
 
 func (s *session) isInitialized() bool {
@@ -70,7 +80,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	}
 	start := time.Now()
 	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
-	res, err := s.dispatch(ctx, msg, rec)
+	res, err := s.dispatch(withSession(ctx, s), msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if s.abandoned.Load() && errors.Is(err, context.Canceled) {
@@ -98,7 +108,8 @@ func isToolError(result json.RawMessage) bool {
 	return string(v) == "true"
 }
 
-func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (json.RawMessage, error) {
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
+	defer s.g.recoverRequest(msg, &err)
 	m, ok := methods[msg.Method]
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s", msg.Method)
@@ -110,7 +121,26 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 }
 
 func (s *session) handleNotification(msg *jsonrpc.Message) {
+	var err error
+	defer s.g.recoverRequest(msg, &err)
 	switch msg.Method {
+	case notifyInitialized:
+		select {
+		case <-s.ready:
+			return
+		default:
+		}
+		if !s.isInitialized() {
+			return
+		}
+		close(s.ready)
+		// A new client may have roots: servers that cached another answer
+		// should ask again.
+		if s.declares("roots") {
+			s.g.rootsChanged()
+		}
+	case notifyRootsChanged:
+		s.g.rootsChanged()
 	case notifyCancelled:
 		var p struct {
 			RequestID jsonrpc.ID `json:"requestId"`
@@ -125,8 +155,9 @@ func (s *session) handleNotification(msg *jsonrpc.Message) {
 // it does not forward the client's initialize to anyone.
 func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
-		ProtocolVersion string         `json:"protocolVersion"`
-		ClientInfo      implementation `json:"clientInfo"`
+		ProtocolVersion string                     `json:"protocolVersion"`
+		ClientInfo      implementation             `json:"clientInfo"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "initialize needs params with a protocolVersion")
@@ -159,7 +190,7 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 		res["instructions"] = instr
 	}
 	s.mu.Lock()
-	s.initialized, s.protocol, s.clientInfo = true, version, p.ClientInfo
+	s.initialized, s.protocol, s.clientInfo, s.clientCaps = true, version, p.ClientInfo, p.Capabilities
 	s.mu.Unlock()
 	return mustJSON(res), nil
 }
@@ -191,6 +222,9 @@ func (g *Gateway) capabilities() map[string]any {
 			if _, ok := u.capability(name); ok {
 				offer(name)
 			}
+		}
+		if u.offersSubscribe() {
+			caps["resources"] = map[string]bool{"listChanged": true, "subscribe": true}
 		}
 	}
 	return caps

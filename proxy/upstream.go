@@ -40,16 +40,17 @@ type upstream struct {
 
 	ready chan struct{} // closed when the first connection attempt has ended
 
-	mu     sync.Mutex // guards the fields below
-	state  upstreamState
-	conn   *jsonrpc.Conn
-	proc   *process
-	init   initializeResult
-	reason string        // why it is not connected
-	since  time.Duration // how long initialize took
-	lists  [numKinds]listCache
-	change [numKinds]changeState // list_changed coalescing, per list
-	cancel sync.WaitGroup        // best-effort cancellation sends
+	mu      sync.Mutex // guards the fields below
+	state   upstreamState
+	conn    *jsonrpc.Conn
+	proc    *process
+	init    initializeResult
+	reason  string        // why it is not connected
+	since   time.Duration // how long initialize took
+	lists   [numKinds]listCache
+	callers []*caller             // client sessions with a request in flight here, oldest first
+	change  [numKinds]changeState // list_changed coalescing, per list
+	cancel  sync.WaitGroup        // best-effort cancellation sends
 }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
@@ -82,8 +83,15 @@ func (u *upstream) connect(ctx context.Context) error {
 	}).Start()
 	params := mustJSON(map[string]any{
 		"protocolVersion": LatestVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]string{"name": "mcpgate", "version": u.g.version},
+		// Declared to every server, so that servers which offer some tools
+		// only to capable clients offer them; a request the actual client
+		// cannot serve gets an error (see serveClientRequest).
+		"capabilities": map[string]any{
+			"sampling":    map[string]any{},
+			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+			"roots":       map[string]any{"listChanged": true},
+		},
+		"clientInfo": map[string]string{"name": "mcpgate", "version": u.g.version},
 	})
 	ictx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	raw, err := conn.Call(ictx, methodInitialize, params)
@@ -210,6 +218,9 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, err
 	}
+	if s := sessionFrom(ctx); s != nil {
+		defer u.addCaller(s)()
+	}
 	call, err := conn.Go(method, params)
 	if err != nil {
 		return nil, u.closedError(method)
@@ -260,10 +271,26 @@ func (u *upstream) sendCancel(conn *jsonrpc.Conn, id jsonrpc.ID, reason string) 
 
 // handle serves what the server sends on its own: requests to the client
 // side and notifications.
-func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
+func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.RawMessage, err error) {
+	defer u.g.recoverRequest(msg, &err)
 	switch msg.Method {
 	case methodPing:
 		return json.RawMessage("{}"), nil
+	case methodSamplingCreate, methodElicitationCreate, methodRootsList:
+		return u.serveClientRequest(ctx, msg)
+	case notifyCancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
+			if conn, err := u.connection(); err == nil {
+				conn.CancelIncoming(p.RequestID)
+			}
+		}
+	case notifyElicitationComplete:
+		u.g.relayElicitationComplete(u, msg.Params)
+	case notifyResourceUpdated:
+		u.g.relayResourceUpdated(u, msg.Params)
 	case notifyToolsChanged:
 		u.listChanged(kindTools)
 	case notifyPromptsChanged:

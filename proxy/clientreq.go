@@ -1,0 +1,219 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Requests from servers to the client (sampling, elicitation, roots) go to
+// the client session whose request caused them. Over stdio nothing on the
+// wire says which request that is, so the most recent request in flight to
+// that server stands for it.
+
+type sessionKey struct{}
+
+// withSession marks ctx as serving a request from s.
+func withSession(ctx context.Context, s *session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+func sessionFrom(ctx context.Context) *session {
+	s, _ := ctx.Value(sessionKey{}).(*session)
+	return s
+}
+
+// caller is one client request in flight to an upstream.
+type caller struct {
+	s   *session
+	seq uint64
+}
+
+var callerSeq struct {
+	sync.Mutex
+	n uint64
+}
+
+// addCaller records that s has a request in flight here; the returned
+// function removes it.
+func (u *upstream) addCaller(s *session) func() {
+	callerSeq.Lock()
+	callerSeq.n++
+	c := &caller{s: s, seq: callerSeq.n}
+	callerSeq.Unlock()
+	u.mu.Lock()
+	u.callers = append(u.callers, c)
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		for i, x := range u.callers {
+			if x == c {
+				u.callers = append(u.callers[:i:i], u.callers[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// causingSession is the session with the most recent request in flight to u.
+func (u *upstream) causingSession() *session {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var best *caller
+	for _, c := range u.callers {
+		if best == nil || c.seq > best.seq {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.s
+}
+
+// serveClientRequest answers a server's request to the client side: by the
+// session that caused it; else by the only session there is, once it has
+// initialized; else, for roots/list, from the server's configured roots.
+// Never by silence, never by an invented answer.
+func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
+	s := u.causingSession()
+	if s == nil {
+		s = u.g.onlySession(ctx)
+	}
+	// roots/list that no client can answer is answered from the config: the
+	// operator said what this server may see.
+	if msg.Method == methodRootsList && (s == nil || !s.declares("roots")) && u.cfg.Roots != nil {
+		return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
+	}
+	if s == nil {
+		if msg.Method == methodRootsList {
+			return json.RawMessage(`{"roots":[]}`), nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: no client request to %q is in flight, and there is not exactly one client session", msg.Method, u.name)
+	}
+	if err := s.supports(msg.Method, msg.Params); err != nil {
+		return nil, err
+	}
+	if msg.Method == methodElicitationCreate {
+		u.g.trackElicitation(msg.Params, s)
+	}
+	return s.callClient(ctx, msg.Method, msg.Params)
+}
+
+// onlySession returns the one session, waiting (bounded) for it to finish
+// initialize; nil when there are none or several.
+func (g *Gateway) onlySession(ctx context.Context) *session {
+	g.mu.Lock()
+	var only *session
+	for s := range g.sessions {
+		if only != nil {
+			g.mu.Unlock()
+			return nil
+		}
+		only = s
+	}
+	g.mu.Unlock()
+	if only == nil {
+		return nil
+	}
+	select {
+	case <-only.ready:
+		return only
+	case <-ctx.Done():
+	case <-time.After(g.startupWait):
+	}
+	return nil
+}
+
+// supports checks that the client declared the capability a server request
+// needs: an upstream must get an error at once, not a client's confusion.
+func (s *session) supports(method string, params json.RawMessage) error {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	need := map[string]string{methodSamplingCreate: "sampling", methodElicitationCreate: "elicitation", methodRootsList: "roots"}[method]
+	raw, ok := caps[need]
+	if !ok {
+		return jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "the client did not declare the %q capability, so it cannot answer %s", need, method)
+	}
+	if method == methodElicitationCreate {
+		var p struct {
+			Mode string `json:"mode"`
+		}
+		json.Unmarshal(params, &p)
+		if p.Mode == "" {
+			p.Mode = "form"
+		}
+		var modes map[string]json.RawMessage
+		json.Unmarshal(raw, &modes)
+		// An empty elicitation capability means form mode (2025-06-18).
+		if _, ok := modes[p.Mode]; !ok && !(p.Mode == "form" && len(modes) == 0) {
+			return jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "the client does not support %s-mode elicitation", p.Mode)
+		}
+	}
+	return nil
+}
+
+// callClient sends a request to the client and waits. If ctx ends first (the
+// server cancelled, or mcpgate is stopping), the client is told with
+// notifications/cancelled under the id it knows.
+func (s *session) callClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	call, err := s.conn.Go(method, params)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "the client session is gone: %v", err)
+	}
+	res, err := call.Wait(ctx)
+	if ctx.Err() != nil {
+		cancel := mustJSON(map[string]any{"requestId": call.ID(), "reason": "cancelled by the server"})
+		s.g.background.Add(1)
+		go func() {
+			defer s.g.background.Done()
+			s.notify(notifyCancelled, cancel)
+		}()
+	}
+	return res, err
+}
+
+// elicitation ids (url mode) remember their session, so the server's
+// notifications/elicitation/complete reaches the client that was asked.
+func (g *Gateway) trackElicitation(params json.RawMessage, s *session) {
+	var p struct {
+		ElicitationID string `json:"elicitationId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.ElicitationID == "" {
+		return
+	}
+	g.mu.Lock()
+	g.elicitations[p.ElicitationID] = s
+	g.mu.Unlock()
+}
+
+func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) {
+	var p struct {
+		ElicitationID string `json:"elicitationId"`
+	}
+	json.Unmarshal(params, &p)
+	g.mu.Lock()
+	s := g.elicitations[p.ElicitationID]
+	delete(g.elicitations, p.ElicitationID)
+	g.mu.Unlock()
+	if s == nil {
+		u.log.Warn("dropped notifications/elicitation/complete for an unknown elicitation", "elicitationId", p.ElicitationID)
+		return
+	}
+	s.notify(notifyElicitationComplete, params)
+}
+
+// rootsChanged tells every connected upstream that the client's roots may
+// have changed, so that it asks again.
+func (g *Gateway) rootsChanged() {
+	for _, u := range g.upstreams {
+		if conn, err := u.connection(); err == nil {
+			conn.Notify(notifyRootsChanged, nil)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Resource subscriptions are counted per upstream URI across client
+// sessions: the first subscriber's subscribe goes upstream, the last
+// unsubscribe (or the last subscriber's disconnect) goes upstream, and an
+// update reaches exactly the sessions subscribed, under the URI each used.
+
+type subKey struct {
+	up  *upstream
+	uri string // the upstream's own URI
+}
+
+func (u *upstream) offersSubscribe() bool {
+	raw, ok := u.capability("resources")
+	if !ok {
+		return false
+	}
+	var c listCapability
+	json.Unmarshal(raw, &c)
+	return c.Subscribe
+}
+
+func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	ms, uri, err := stringParam(params, "uri")
+	if err != nil {
+		return nil, err
+	}
+	rt, err := s.g.resolve(ctx, kindResources, uri)
+	if err != nil {
+		return nil, err
+	}
+	if !rt.up.offersSubscribe() {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "upstream %q does not support resource subscriptions", rt.up.name)
+	}
+	key := subKey{rt.up, rt.name}
+	s.g.mu.Lock()
+	subs := s.g.subs[key]
+	first := len(subs) == 0
+	if first {
+		subs = map[*session]string{}
+		s.g.subs[key] = subs
+	}
+	subs[s] = uri
+	s.g.mu.Unlock()
+	rec.Server, rec.Name, rec.Upstream = rt.up.name, uri, rt.name
+	if !first {
+		return json.RawMessage("{}"), nil
+	}
+	if _, err := s.forward(ctx, rt, methodSubscribe, uri, ms.Replace(params, "uri", quote(rt.name)), rec); err != nil {
+		s.g.mu.Lock()
+		delete(s.g.subs[key], s)
+		if len(s.g.subs[key]) == 0 {
+			delete(s.g.subs, key)
+		}
+		s.g.mu.Unlock()
+		return nil, err
+	}
+	return json.RawMessage("{}"), nil
+}
+
+func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	ms, uri, err := stringParam(params, "uri")
+	if err != nil {
+		return nil, err
+	}
+	rt, err := s.g.resolve(ctx, kindResources, uri)
+	if err != nil {
+		return nil, err
+	}
+	rec.Server, rec.Name, rec.Upstream = rt.up.name, uri, rt.name
+	if !s.g.removeSubscriber(subKey{rt.up, rt.name}, s) {
+		return json.RawMessage("{}"), nil
+	}
+	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, ms.Replace(params, "uri", quote(rt.name)), rec); err != nil {
+		return nil, err
+	}
+	return json.RawMessage("{}"), nil
+}
+
+// removeSubscriber reports whether s was the last subscriber of key.
+func (g *Gateway) removeSubscriber(key subKey, s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	subs, ok := g.subs[key]
+	if !ok {
+		return false
+	}
+	if _, ok := subs[s]; !ok {
+		return false
+	}
+	delete(subs, s)
+	if len(subs) > 0 {
+		return false
+	}
+	delete(g.subs, key)
+	return true
+}
+
+// dropSubscriptions unsubscribes a session that has gone; URIs nobody else
+// watches are unsubscribed upstream.
+func (g *Gateway) dropSubscriptions(s *session) {
+	g.mu.Lock()
+	var last []subKey
+	for key, subs := range g.subs {
+		if _, ok := subs[s]; ok {
+			delete(subs, s)
+			if len(subs) == 0 {
+				delete(g.subs, key)
+				last = append(last, key)
+			}
+		}
+	}
+	g.mu.Unlock()
+	for _, key := range last {
+		ctx, cancel := context.WithTimeout(g.ctx, g.stopGrace)
+		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil {
+			key.up.log.Warn("unsubscribing after a client left failed", "uri", key.uri, "err", err)
+		}
+		cancel()
+	}
+}
+
+func (g *Gateway) dropElicitations(s *session) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id, es := range g.elicitations {
+		if es == s {
+			delete(g.elicitations, id)
+		}
+	}
+}
+
+// relayResourceUpdated passes an update to the sessions subscribed to it.
+func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
+	ms, err := jsonrpc.Members(params)
+	if err != nil {
+		return
+	}
+	var uri string
+	if raw, ok := ms.Get("uri"); !ok || json.Unmarshal(raw, &uri) != nil {
+		return
+	}
+	type target struct {
+		s   *session
+		uri string
+	}
+	var targets []target
+	g.mu.Lock()
+	for s, exposed := range g.subs[subKey{u, uri}] {
+		targets = append(targets, target{s, exposed})
+	}
+	g.mu.Unlock()
+	for _, t := range targets {
+		t.s.notify(notifyResourceUpdated, ms.Replace(params, "uri", quote(t.uri)))
+	}
+}
