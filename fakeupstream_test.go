@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -417,7 +418,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		json.Unmarshal(do.Error, &e)
 		return nil, &e
 	case do.Result != nil:
-		return do.Result, nil
+		var b bytes.Buffer
+		json.Compact(&b, do.Result) // one message per line
+		return b.Bytes(), nil
 	}
 	text := do.Text
 	if text == "" {

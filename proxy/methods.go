@@ -101,7 +101,11 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 		if rt.name != name {
 			params = ms.Replace(params, "name", quote(rt.name))
 		}
-		return s.forward(ctx, rt, method, name, params, rec)
+		res, err := s.forward(ctx, rt, method, name, params, rec)
+		if err == nil && method == methodToolsCall {
+			res = downgradeContent(res, s.protocolVersion())
+		}
+		return res, err
 	}
 }
 

@@ -50,6 +50,12 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 	return s
 }
 
+func (s *session) protocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.protocol
+}
+
 func (s *session) declares(capability string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
