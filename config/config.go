@@ -20,6 +20,12 @@ type Config struct {
 	// CacheTTL bounds how long a fetched list is reused for an upstream that
 	// promised list_changed notifications. Zero: DefaultCacheTTL.
 	CacheTTL time.Duration
+	// StopGrace is how long each step of stopping an upstream waits: after
+	// closing its stdin, and after SIGTERM. Zero: DefaultStopGrace.
+	StopGrace time.Duration
+	// MaxBackoff caps the wait between reconnection attempts. Zero:
+	// DefaultMaxBackoff.
+	MaxBackoff time.Duration
 	// ShutdownGrace is how long requests in flight may finish once the
 	// client has gone or a signal came. Zero: DefaultShutdownGrace.
 	ShutdownGrace time.Duration
@@ -35,16 +41,21 @@ type Config struct {
 
 // Server is one upstream MCP server.
 type Server struct {
-	Name     string
-	Type     string // TypeStdio, TypeHTTP or TypeSSE
-	Command  string
-	Args     []string
-	Env      map[string]string // added to mcpgate's own environment
-	Cwd      string
-	URL      string
-	Headers  map[string]string
-	Timeout  time.Duration // per request; never zero after Load
-	Disabled bool
+	Name    string
+	Type    string // TypeStdio, TypeHTTP or TypeSSE
+	Command string
+	Args    []string
+	Env     map[string]string // added to mcpgate's own environment
+	Cwd     string
+	URL     string
+	Headers map[string]string
+	Timeout time.Duration // per request, without progress; never zero after Load
+	// MaxTimeout bounds a request that keeps reporting progress: each
+	// progress notification moves its deadline back by Timeout, up to this.
+	MaxTimeout time.Duration
+	// InitTimeout bounds the initialize handshake.
+	InitTimeout time.Duration
+	Disabled    bool
 	// Roots answer the server's roots/list when no client can: a request
 	// that no client request caused, with several clients or none.
 	Roots []Root
@@ -74,6 +85,11 @@ const (
 	DefaultTimeout       = 60 * time.Second
 	DefaultCacheTTL      = 10 * time.Minute
 	DefaultShutdownGrace = 5 * time.Second
+	DefaultStopGrace     = 2 * time.Second
+	DefaultMaxBackoff    = 5 * time.Minute
+	DefaultInitTimeout   = 60 * time.Second
+	// DefaultMaxTimeout is the least max_timeout; a longer timeout raises it.
+	DefaultMaxTimeout = 5 * time.Minute
 )
 
 // Enabled returns the servers that are not disabled, in config order.

@@ -55,9 +55,9 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "max_message_bytes", "page_size"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled", "roots"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -124,6 +124,14 @@ func (l *loader) load() *Config {
 		case "shutdown_grace":
 			if d, ok := l.duration(m.Key, m.Value); ok {
 				cfg.ShutdownGrace = d
+			}
+		case "stop_grace":
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				cfg.StopGrace = d
+			}
+		case "max_backoff":
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				cfg.MaxBackoff = d
 			}
 		case "page_size":
 			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
@@ -196,7 +204,7 @@ func (l *loader) servers(key string, raw json.RawMessage) []Server {
 }
 
 func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
-	s := Server{Name: name, Timeout: DefaultTimeout}
+	s := Server{Name: name, Timeout: DefaultTimeout, InitTimeout: DefaultInitTimeout}
 	switch {
 	case name == "":
 		l.addf(path, "server name must not be empty")
@@ -253,6 +261,14 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			if d, ok := l.duration(fpath, m.Value); ok {
 				s.Timeout = d
 			}
+		case "max_timeout":
+			if d, ok := l.duration(fpath, m.Value); ok {
+				s.MaxTimeout = d
+			}
+		case "init_timeout":
+			if d, ok := l.duration(fpath, m.Value); ok {
+				s.InitTimeout = d
+			}
 		case "roots":
 			s.Roots = l.roots(fpath, m.Value, strict)
 		case "disabled":
@@ -263,6 +279,11 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			}
 			l.unknown(fpath, m.Key, serverKeys)
 		}
+	}
+	if s.MaxTimeout == 0 {
+		s.MaxTimeout = max(s.Timeout, DefaultMaxTimeout)
+	} else if s.MaxTimeout < s.Timeout {
+		l.addf(path+".max_timeout", "%v is shorter than timeout (%v)", s.MaxTimeout, s.Timeout)
 	}
 	_, hasCommand := members.Get("command")
 	_, hasURL := members.Get("url")

@@ -44,9 +44,6 @@ type Options struct {
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
-	// StopGrace is how long each step of stopping an upstream waits (after
-	// closing its stdin, after SIGTERM). Zero: 2s.
-	StopGrace time.Duration
 	// StartupWait bounds how long a client's initialize waits for the
 	// upstreams' first connection attempts, so that their capabilities and
 	// instructions are in the answer. Zero: 10s.
@@ -60,7 +57,8 @@ type Gateway struct {
 	log           *slog.Logger
 	stderr        io.Writer
 	version       string
-	stopGrace     time.Duration
+	stopGrace     time.Duration // each step of stopping an upstream
+	maxBackoff    time.Duration // cap on the wait between reconnection attempts
 	shutdownGrace time.Duration // how long requests in flight may finish once a client is gone
 	startupWait   time.Duration
 	cacheTTL      time.Duration
@@ -74,7 +72,7 @@ type Gateway struct {
 
 	ctx        context.Context // ends at Close; parent of connection attempts
 	cancel     context.CancelFunc
-	starting   sync.WaitGroup
+	starting   sync.WaitGroup // the upstreams' supervisors
 	background sync.WaitGroup // list refreshes and other work Close waits for
 	ready      chan struct{}  // closed when every first connection attempt ended
 
@@ -93,7 +91,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		log:           opts.Logger,
 		stderr:        opts.UpstreamStderr,
 		version:       opts.Version,
-		stopGrace:     opts.StopGrace,
+		stopGrace:     cfg.StopGrace,
+		maxBackoff:    cfg.MaxBackoff,
 		shutdownGrace: cfg.ShutdownGrace,
 		startupWait:   opts.StartupWait,
 		cacheTTL:      cfg.CacheTTL,
@@ -112,7 +111,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	if g.stopGrace <= 0 {
-		g.stopGrace = 2 * time.Second
+		g.stopGrace = config.DefaultStopGrace
+	}
+	if g.maxBackoff <= 0 {
+		g.maxBackoff = config.DefaultMaxBackoff
 	}
 	if g.shutdownGrace <= 0 {
 		g.shutdownGrace = config.DefaultShutdownGrace
@@ -151,11 +153,13 @@ func (g *Gateway) Start() {
 		g.starting.Add(1)
 		go func() {
 			defer g.starting.Done()
-			u.connect(g.ctx)
+			u.supervise(g.ctx)
 		}()
 	}
 	go func() {
-		g.starting.Wait()
+		for _, u := range g.upstreams {
+			<-u.ready
+		}
 		close(g.ready)
 	}()
 }
@@ -295,7 +299,7 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 		}
 	}
 	for _, u := range g.upstreams {
-		if _, err := u.connection(); err != nil {
+		if _, err := u.connectionNoWait(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -53,6 +53,10 @@ const (
 	notifyRootsChanged        = "notifications/roots/list_changed"
 )
 
+// metaUnavailable is the _meta key of a list result that names the servers
+// missing from it.
+const metaUnavailable = "mcpgate/unavailable"
+
 // initializeResult is the part of an upstream's initialize answer the
 // gateway reads. Capabilities stay raw per key so unknown ones survive.
 type initializeResult struct {

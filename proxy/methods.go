@@ -67,23 +67,68 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 		}
 		results := s.g.fetchAll(ctx, k)
 		rec.Server = "*"
-		var errs []error
 		for _, r := range results {
-			if r.err != nil {
-				errs = append(errs, r.err)
-			} else {
+			if r.err == nil {
 				rec.Servers = append(rec.Servers, r.up.name)
 			}
 		}
-		for _, err := range errs {
-			s.g.log.Warn("list incomplete", "method", kinds[k].list, "err", err)
-		}
+		var res json.RawMessage
 		if s.g.cfg.PageSize > 0 {
-			return s.pagedList(results, k, nil)
+			var err error
+			if res, err = s.pagedList(results, k, nil); err != nil {
+				return nil, err
+			}
+		} else {
+			res, _, _ = s.g.merge(k, results)
 		}
-		res, _, _ := s.g.merge(k, results)
-		return res, nil
+		return s.reportMissing(k, results, res), nil
 	}
+}
+
+// reportMissing tells the client which servers a list lacks, so that
+// nothing is dropped silently: the result's _meta names them with the
+// reason, and a warning log message says it in words.
+func (s *session) reportMissing(k kind, results []listResult, res json.RawMessage) json.RawMessage {
+	type missing struct {
+		Server string `json:"server"`
+		Reason string `json:"reason"`
+	}
+	var gone []missing
+	answered := map[*upstream]bool{}
+	for _, r := range results {
+		answered[r.up] = true
+		if r.err != nil {
+			gone = append(gone, missing{r.up.name, r.err.Error()})
+		}
+	}
+	for _, u := range s.g.upstreams {
+		if answered[u] {
+			continue
+		}
+		if _, err := u.connectionNoWait(); err != nil {
+			gone = append(gone, missing{u.name, err.Error()})
+		}
+	}
+	if len(gone) == 0 {
+		return res
+	}
+	var words []string
+	for _, m := range gone {
+		words = append(words, m.Server)
+		s.g.log.Warn("list incomplete", "method", kinds[k].list, "server", m.Server, "reason", m.Reason)
+	}
+	if s.wantsLog("warning") {
+		s.notify(notifyMessage, mustJSON(map[string]any{
+			"level":  "warning",
+			"logger": "mcpgate",
+			"data":   fmt.Sprintf("%s is missing what these servers offer, because they are unavailable: %s", kinds[k].list, strings.Join(words, ", ")),
+		}))
+	}
+	ms, err := jsonrpc.SplitValid(res)
+	if err != nil {
+		return res
+	}
+	return ms.Replace(res, "_meta", mustJSON(map[string]any{metaUnavailable: gone}))
 }
 
 // nameHandler routes a request by its "name" param (tools/call,
@@ -113,9 +158,9 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 // replaced by a minted one for as long as the request runs.
 func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
-	params, release := s.g.mapProgressToken(s, rt.up, params)
+	params, release, watch := s.g.mapProgressToken(s, rt.up, params)
 	defer release()
-	return rt.up.call(ctx, method, params)
+	return rt.up.callWatched(ctx, method, params, watch)
 }
 
 // stringParam reads a required string member of params.

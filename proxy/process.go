@@ -12,10 +12,14 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// process is one stdio upstream's child process and its pipes.
+// process is one stdio upstream's child process and its pipes: the link to
+// a local server. Messages are lines on its stdin and stdout.
 type process struct {
+	jsonrpc.Stream // closing it closes our ends of both pipes
+
 	cmd    *exec.Cmd
 	stdin  *os.File // our end of the child's stdin
 	stdout *os.File // our end of the child's stdout
@@ -31,7 +35,7 @@ type process struct {
 // startProcess starts s.Command with pipes for stdio. Every line the child
 // writes to stderr goes to logLine. The child runs in its own process group
 // so that stopping it also stops whatever it started.
-func startProcess(s config.Server, logLine func(string)) (*process, error) {
+func startProcess(s config.Server, maxMessage int, logLine func(string)) (*process, error) {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = s.Cwd
 	cmd.Env = os.Environ()
@@ -72,6 +76,11 @@ func startProcess(s config.Server, logLine func(string)) (*process, error) {
 		return nil, fmt.Errorf("cannot start %q: %w", s.Command, unwrapExec(err))
 	}
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	p.Stream = jsonrpc.NewLineStream(outR, inW, closerFunc(func() error {
+		inW.Close()
+		outR.Close()
+		return nil
+	}), maxMessage)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
@@ -141,13 +150,13 @@ func (p *process) exitReason(wait time.Duration) string {
 	return reason
 }
 
-// Close closes our ends of the child's stdin and stdout: the child sees EOF
-// and a reader blocked on its output returns.
-func (p *process) Close() error {
-	p.stdin.Close()
-	p.stdout.Close()
-	return nil
-}
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+func (p *process) gone() <-chan struct{} { return p.exited }
+
+func (p *process) reason(wait time.Duration) string { return p.exitReason(wait) }
 
 // stop ends the process the way the MCP spec asks for stdio: close its
 // stdin, wait, SIGTERM, wait, SIGKILL. Whatever else is left in its process

@@ -16,39 +16,53 @@ import (
 type progressTable struct {
 	mu      sync.Mutex
 	next    int64
-	byToken map[string]progressEntry // minted token (JSON text) → who asked
+	byToken map[string]*progressEntry // minted token (JSON text) → who asked
 }
 
 type progressEntry struct {
-	s     *session
-	up    *upstream
-	token json.RawMessage // the client's own token, byte-exact
+	s      *session
+	up     *upstream
+	token  json.RawMessage // the client's own token, byte-exact
+	extend func()          // pushes the request's deadline back; nil until set
 }
 
 func newProgressTable() *progressTable {
-	return &progressTable{byToken: map[string]progressEntry{}}
+	return &progressTable{byToken: map[string]*progressEntry{}}
 }
 
 // register mints a token for a request from s to up. release forgets it:
-// progress after the answer is dropped, as clients drop it anyway.
-func (t *progressTable) register(s *session, up *upstream, token json.RawMessage) (json.RawMessage, func()) {
+// progress after the answer is dropped, as clients drop it anyway. watch
+// hands the entry the function that extends the request's deadline.
+func (t *progressTable) register(s *session, up *upstream, token json.RawMessage) (minted json.RawMessage, release func(), watch func(func())) {
 	t.mu.Lock()
 	t.next++
-	minted := quote("mcpgate-" + strconv.FormatInt(t.next, 10))
-	t.byToken[string(minted)] = progressEntry{s: s, up: up, token: token}
+	minted = quote("mcpgate-" + strconv.FormatInt(t.next, 10))
+	key := string(minted)
+	t.byToken[key] = &progressEntry{s: s, up: up, token: token}
 	t.mu.Unlock()
-	return minted, func() {
+	release = func() {
 		t.mu.Lock()
-		delete(t.byToken, string(minted))
+		delete(t.byToken, key)
 		t.mu.Unlock()
 	}
+	watch = func(extend func()) {
+		t.mu.Lock()
+		if e := t.byToken[key]; e != nil {
+			e.extend = extend
+		}
+		t.mu.Unlock()
+	}
+	return minted, release, watch
 }
 
 func (t *progressTable) lookup(up *upstream, token json.RawMessage) (progressEntry, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.byToken[string(token)]
-	return e, ok && e.up == up
+	if !ok || e.up != up {
+		return progressEntry{}, false
+	}
+	return *e, true
 }
 
 func (t *progressTable) dropSession(s *session) {
@@ -62,30 +76,31 @@ func (t *progressTable) dropSession(s *session) {
 }
 
 // mapProgressToken replaces a client's _meta.progressToken in params with a
-// minted one. release must be called when the request is answered.
-func (g *Gateway) mapProgressToken(s *session, up *upstream, params json.RawMessage) (json.RawMessage, func()) {
+// minted one. release must be called when the request is answered; watch
+// (nil without a token) takes the request's deadline extender.
+func (g *Gateway) mapProgressToken(s *session, up *upstream, params json.RawMessage) (json.RawMessage, func(), func(func())) {
 	noop := func() {}
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return params, noop
+		return params, noop, nil
 	}
 	ms, err := jsonrpc.Members(params)
 	if err != nil {
-		return params, noop
+		return params, noop, nil
 	}
 	meta, ok := ms.Get("_meta")
 	if !ok || len(meta) == 0 || meta[0] != '{' {
-		return params, noop
+		return params, noop, nil
 	}
-	mm, err := jsonrpc.Members(meta)
+	mm, err := jsonrpc.SplitValid(meta)
 	if err != nil {
-		return params, noop
+		return params, noop, nil
 	}
 	token, ok := mm.Get("progressToken")
 	if !ok {
-		return params, noop
+		return params, noop, nil
 	}
-	minted, release := g.progress.register(s, up, token)
-	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release
+	minted, release, watch := g.progress.register(s, up, token)
+	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release, watch
 }
 
 // relayProgress sends an upstream's progress to the client that asked for
@@ -103,6 +118,9 @@ func (g *Gateway) relayProgress(u *upstream, params json.RawMessage) {
 	e, ok := g.progress.lookup(u, token)
 	if !ok {
 		return
+	}
+	if e.extend != nil {
+		e.extend()
 	}
 	e.s.notify(notifyProgress, ms.Replace(params, "progressToken", e.token))
 }

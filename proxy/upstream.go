@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,145 +38,71 @@ type upstream struct {
 	log  *slog.Logger
 
 	ready chan struct{} // closed when the first connection attempt has ended
+	kick  chan struct{} // 1-buffered: asks the supervisor to try again now
 
-	mu      sync.Mutex // guards the fields below
-	state   upstreamState
-	conn    *jsonrpc.Conn
-	proc    *process
-	init    initializeResult
-	reason  string        // why it is not connected
-	since   time.Duration // how long initialize took
-	lists   [numKinds]listCache
-	callers []*caller             // client sessions with a request in flight here, oldest first
-	change  [numKinds]changeState // list_changed coalescing, per list
-	cancel  sync.WaitGroup        // best-effort cancellation sends
+	mu            sync.Mutex // guards the fields below
+	state         upstreamState
+	conn          *jsonrpc.Conn
+	link          link
+	init          initializeResult
+	reason        string        // why it is not connected
+	since         time.Duration // how long initialize took
+	attempt       chan struct{} // closed when the connection attempt under way ends; nil when none
+	kicked        bool          // a request already asked for an immediate attempt since the last failure
+	restarts      int           // reconnections after the first connection
+	connectedOnce bool
+	lists         [numKinds]listCache
+	callers       []*caller             // client sessions with a request in flight here, oldest first
+	change        [numKinds]changeState // list_changed coalescing, per list
+	cancel        sync.WaitGroup        // best-effort cancellation sends
 }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
-	return &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{})}
-}
-
-// connect starts the server and runs the initialize handshake. Nothing is
-// listed: discovery is the clients' to ask for (DESIGN D1).
-func (u *upstream) connect(ctx context.Context) error {
-	defer func() {
-		select {
-		case <-u.ready:
-		default:
-			close(u.ready)
-		}
-	}()
-	if u.cfg.Type != config.TypeStdio {
-		return u.fail(fmt.Sprintf("%s upstreams (url %q) are not supported by this build of mcpgate; only stdio (command) servers are", u.cfg.Type, u.cfg.URL))
-	}
-	start := time.Now()
-	proc, err := startProcess(u.cfg, func(line string) { u.g.upstreamStderr(u.name, line) })
-	if err != nil {
-		return u.fail(err.Error())
-	}
-	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(proc.stdout, proc.stdin, proc, u.g.maxMessage), jsonrpc.Options{
-		Handler: jsonrpc.HandlerFunc(u.handle),
-		OnBadInput: func(err error) {
-			u.log.Warn("skipped bad message from upstream", "err", err)
-		},
-	}).Start()
-	params := mustJSON(map[string]any{
-		"protocolVersion": LatestVersion,
-		// Declared to every server, so that servers which offer some tools
-		// only to capable clients offer them; a request the actual client
-		// cannot serve gets an error (see serveClientRequest).
-		"capabilities": map[string]any{
-			"sampling":    map[string]any{},
-			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-			"roots":       map[string]any{"listChanged": true},
-		},
-		"clientInfo": map[string]string{"name": "mcpgate", "version": u.g.version},
-	})
-	ictx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
-	raw, err := conn.Call(ictx, methodInitialize, params)
-	cancel()
-	var res initializeResult
-	if err == nil {
-		err = json.Unmarshal(raw, &res)
-	}
-	if err == nil && !isSupportedVersion(res.ProtocolVersion) {
-		err = fmt.Errorf("it answered protocol version %q, which mcpgate does not speak (it speaks %v)", res.ProtocolVersion, supportedVersions)
-	}
-	if err == nil {
-		err = conn.Notify(notifyInitialized, nil)
-	}
-	if err != nil {
-		reason := "initialize failed: " + err.Error()
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			reason = fmt.Sprintf("did not answer initialize within %v", u.cfg.Timeout)
-		case errors.Is(err, jsonrpc.ErrClosed):
-			reason = proc.exitReason(2 * time.Second)
-		}
-		conn.Close()
-		proc.stop(u.g.stopGrace)
-		return u.fail(reason)
-	}
-
-	u.mu.Lock()
-	if u.state == stateStopped {
-		u.mu.Unlock()
-		conn.Close()
-		proc.stop(u.g.stopGrace)
-		return errors.New("stopped")
-	}
-	u.state, u.conn, u.proc, u.init, u.since = stateConnected, conn, proc, res, time.Since(start)
-	u.reason = ""
-	u.mu.Unlock()
-	u.log.Info("upstream connected", "protocol", res.ProtocolVersion, "upstream_name", res.ServerInfo.Name, "upstream_version", res.ServerInfo.Version)
-	go u.watch(conn, proc)
-	return nil
-}
-
-// watch notices the end of a connection: a crash, or the server closing
-// its output. Every call in flight has already been failed by the Conn.
-func (u *upstream) watch(conn *jsonrpc.Conn, proc *process) {
-	select {
-	case <-conn.Done():
-	case <-proc.exited:
-	}
-	u.mu.Lock()
-	if u.conn != conn || u.state != stateConnected {
-		u.mu.Unlock()
-		return
-	}
-	u.mu.Unlock()
-	reason := proc.exitReason(2 * time.Second)
-	u.mu.Lock()
-	if u.conn == conn && u.state == stateConnected {
-		u.state, u.reason, u.conn, u.proc = stateFailed, reason, nil, nil
-		for k := range u.lists {
-			u.lists[k].fresh = false
-			u.lists[k].gen++
-		}
-	}
-	u.mu.Unlock()
-	u.log.Error("upstream disconnected", "reason", reason)
-	conn.Close()
-	proc.stop(u.g.stopGrace)
-	u.g.upstreamGone(u)
-}
-
-func (u *upstream) fail(reason string) error {
-	u.mu.Lock()
-	if u.state != stateStopped {
-		u.state, u.reason = stateFailed, reason
-	}
-	u.mu.Unlock()
-	u.log.Error("upstream unavailable", "reason", reason)
-	return errors.New(reason)
+	return &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 // connection returns the live connection or the error that says why there
-// is none.
+// is none. For a server that is down, the first request since it failed asks
+// for one immediate attempt and waits for it, as do requests arriving
+// meanwhile; after that, requests fail fast with the reason until the next
+// scheduled retry succeeds. A dead server is never hammered.
 func (u *upstream) connection() (*jsonrpc.Conn, error) {
+	return u.connectionCtx(context.Background())
+}
+
+// connectionNoWait is connection without asking for an attempt: for views
+// of the state that must not wait for a server to restart.
+func (u *upstream) connectionNoWait() (*jsonrpc.Conn, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	return u.connLocked()
+}
+
+func (u *upstream) connectionCtx(ctx context.Context) (*jsonrpc.Conn, error) {
+	u.mu.Lock()
+	if u.state == stateFailed && !u.kicked {
+		u.kicked = true
+		select {
+		case u.kick <- struct{}{}:
+		default:
+		}
+		u.attemptStarting()
+	}
+	wait := u.attempt
+	u.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		case <-time.After(u.initTimeout() + time.Second):
+		}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.connLocked()
+}
+
+func (u *upstream) connLocked() (*jsonrpc.Conn, error) {
 	switch u.state {
 	case stateConnected:
 		return u.conn, nil
@@ -214,19 +139,35 @@ func (u *upstream) capability(name string) (json.RawMessage, bool) {
 // notifications/cancelled; it is not restarted: a slow tool is not a dead
 // server.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	conn, err := u.connection()
+	return u.callWatched(ctx, method, params, nil)
+}
+
+// errDeadline is the cause of a request context ended by its deadline.
+var errDeadline = errors.New("upstream deadline")
+
+// callWatched is call for a request whose progress the caller relays:
+// watch, if not nil, is handed the function that pushes the deadline back,
+// which each progress notification calls (up to the server's max_timeout).
+func (u *upstream) callWatched(ctx context.Context, method string, params json.RawMessage, watch func(extend func())) (json.RawMessage, error) {
+	conn, err := u.connectionCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
+	l := u.currentLink()
 	if s := sessionFrom(ctx); s != nil {
 		defer u.addCaller(s)()
 	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dl := newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout, func() { cancel(errDeadline) })
+	defer dl.stop()
+	if watch != nil {
+		watch(dl.extend)
+	}
 	call, err := conn.Go(method, params)
 	if err != nil {
-		return nil, u.closedError(method)
+		return nil, u.closedError(method, l)
 	}
-	tctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
-	defer cancel()
 	res, err := call.Wait(tctx)
 	if err == nil {
 		return res, nil
@@ -235,27 +176,31 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	case ctx.Err() != nil:
 		u.sendCancel(conn, call.ID(), "cancelled by the client")
 		return nil, ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		u.sendCancel(conn, call.ID(), fmt.Sprintf("mcpgate timeout after %v", u.cfg.Timeout))
-		return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
+	case context.Cause(tctx) == errDeadline:
+		u.sendCancel(conn, call.ID(), "mcpgate timeout")
+		if dl.hitLimit() {
+			return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s still running after max_timeout (%v), though it reported progress; upstream kept running (raise mcpServers.%s.max_timeout)", u.name, method, u.cfg.MaxTimeout, u.name)
+		}
+		return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v without an answer or progress; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
 	case errors.Is(err, jsonrpc.ErrClosed):
-		return nil, u.closedError(method)
+		return nil, u.closedError(method, l)
 	}
 	return nil, err
 }
 
-// closedError explains a call that failed because the connection ended.
-func (u *upstream) closedError(method string) error {
+func (u *upstream) currentLink() link {
 	u.mu.Lock()
-	proc := u.proc
-	u.mu.Unlock()
-	reason := "its connection closed"
-	if proc != nil {
-		reason = proc.exitReason(2 * time.Second)
-	} else if _, err := u.connection(); err != nil {
-		return fmt.Errorf("%w (during %s)", err, method)
+	defer u.mu.Unlock()
+	return u.link
+}
+
+// closedError explains a call that failed because the connection over l
+// ended: with the exit status and last stderr line of a process.
+func (u *upstream) closedError(method string, l link) error {
+	if l == nil {
+		return jsonrpc.Errorf(errUnavailable, "upstream %q: its connection closed during %s", u.name, method)
 	}
-	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, reason, method)
+	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, l.reason(2*time.Second), method)
 }
 
 // sendCancel tells the server to stop working on id, off the caller's path:
@@ -309,12 +254,12 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.R
 	return nil, nil
 }
 
-// stop disconnects and ends the server's process. Cancellations still being
-// sent get a moment to reach the server first.
+// stop disconnects and ends the server. Cancellations still being sent get
+// a moment to reach the server first.
 func (u *upstream) stop() {
 	u.mu.Lock()
-	conn, proc := u.conn, u.proc
-	u.state, u.conn, u.proc = stateStopped, nil, nil
+	conn, l := u.conn, u.link
+	u.state, u.conn, u.link = stateStopped, nil, nil
 	u.mu.Unlock()
 	sent := make(chan struct{})
 	go func() { u.cancel.Wait(); close(sent) }()
@@ -325,8 +270,8 @@ func (u *upstream) stop() {
 	if conn != nil {
 		conn.Close() // also unblocks a cancellation stuck on a full pipe
 	}
-	if proc != nil {
-		proc.stop(u.g.stopGrace)
+	if l != nil {
+		l.stop(u.g.stopGrace)
 	}
 	<-sent
 }

@@ -1,0 +1,245 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// link is how the gateway reaches one upstream: a child process over stdio
+// (process.go), or a remote server over HTTP.
+type link interface {
+	jsonrpc.Stream
+	// gone is closed when the other side has ended (the process exited).
+	gone() <-chan struct{}
+	// reason says why the link ended, waiting up to wait to find out.
+	reason(wait time.Duration) string
+	// stop ends the link for good; grace bounds each step.
+	stop(grace time.Duration)
+}
+
+// Reconnection backoff: exponential with full jitter, so that many gateways
+// restarting at once do not retry in step, and a dead remote service is
+// never hammered.
+const backoffBase = time.Second
+
+// backoff returns the wait before retry n (1-based): a random duration
+// between 0 and min(max, base·2ⁿ); the first retry comes after ~1 s.
+func backoff(n int, max time.Duration) time.Duration {
+	ceiling := max
+	if n < 30 && backoffBase<<n < max {
+		ceiling = backoffBase << n
+	}
+	return rand.N(ceiling) + time.Millisecond
+}
+
+// supervise keeps the upstream connected until ctx ends: it connects, waits
+// for the connection to end, and retries with backoff. It is the one
+// goroutine that changes the upstream's connection; the gateway owns it.
+func (u *upstream) supervise(ctx context.Context) {
+	defer u.attemptEnded() // nobody waits on an attempt that will not come
+	failures := 0
+	lastLogged := ""
+	for {
+		u.mu.Lock()
+		if u.attempt == nil {
+			u.attemptStarting()
+		}
+		u.mu.Unlock()
+		conn, l, err := u.dial(ctx)
+		u.attemptEnded()
+		select {
+		case <-u.ready:
+		default:
+			close(u.ready)
+		}
+		if ctx.Err() != nil {
+			if l != nil {
+				conn.Close()
+				l.stop(u.g.stopGrace)
+			}
+			return
+		}
+		if err == nil {
+			if failures > 0 || u.restartsSoFar() > 0 || lastLogged != "" {
+				u.log.Info("upstream reconnected", "after_failures", failures)
+			}
+			failures, lastLogged = 0, ""
+			u.g.upstreamCame(u)
+			reason := u.awaitEnd(ctx, conn, l)
+			if ctx.Err() != nil {
+				return
+			}
+			u.log.Error("upstream disconnected", "reason", reason)
+			u.g.upstreamGone(u)
+			lastLogged = reason
+		} else if err.Error() != lastLogged {
+			// Logged once per distinct reason, not once per retry.
+			u.log.Error("upstream unavailable", "reason", err.Error())
+			lastLogged = err.Error()
+		} else {
+			u.log.Debug("upstream still unavailable", "reason", err.Error(), "failures", failures)
+		}
+		failures++
+		wait := backoff(failures, u.g.maxBackoff)
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-u.kick:
+			timer.Stop()
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		}
+	}
+}
+
+// attemptStarting marks a connection attempt as under way. u.mu held.
+func (u *upstream) attemptStarting() {
+	if u.attempt == nil {
+		u.attempt = make(chan struct{})
+	}
+}
+
+func (u *upstream) attemptEnded() {
+	u.mu.Lock()
+	if u.attempt != nil {
+		close(u.attempt)
+		u.attempt = nil
+	}
+	u.mu.Unlock()
+}
+
+func (u *upstream) restartsSoFar() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.restarts
+}
+
+// initTimeout bounds initialize on its own: a server that never answers it
+// is reported and retried, not waited for.
+func (u *upstream) initTimeout() time.Duration { return u.cfg.InitTimeout }
+
+// dial starts the server and runs the initialize handshake. Nothing is
+// listed: discovery is the clients' to ask for (DESIGN D1).
+func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
+	if u.cfg.Type != config.TypeStdio {
+		return nil, nil, u.fail(fmt.Sprintf("%s upstreams (url %q) are not supported by this build of mcpgate; only stdio (command) servers are", u.cfg.Type, u.cfg.URL))
+	}
+	start := time.Now()
+	l, err := startProcess(u.cfg, u.g.maxMessage, func(line string) { u.g.upstreamStderr(u.name, line) })
+	if err != nil {
+		return nil, nil, u.fail(err.Error())
+	}
+	conn := jsonrpc.NewConn(l, jsonrpc.Options{
+		Handler: jsonrpc.HandlerFunc(u.handle),
+		OnBadInput: func(err error) {
+			u.log.Warn("skipped bad message from upstream", "err", err)
+		},
+	}).Start()
+	params := mustJSON(map[string]any{
+		"protocolVersion": LatestVersion,
+		// Declared to every server, so that servers which offer some tools
+		// only to capable clients offer them; a request the actual client
+		// cannot serve gets an error (see serveClientRequest).
+		"capabilities": map[string]any{
+			"sampling":    map[string]any{},
+			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+			"roots":       map[string]any{"listChanged": true},
+		},
+		"clientInfo": map[string]string{"name": "mcpgate", "version": u.g.version},
+	})
+	ictx, cancel := context.WithTimeout(ctx, u.initTimeout())
+	raw, err := conn.Call(ictx, methodInitialize, params)
+	cancel()
+	var res initializeResult
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err == nil && !isSupportedVersion(res.ProtocolVersion) {
+		err = fmt.Errorf("it answered protocol version %q, which mcpgate does not speak (it speaks %v)", res.ProtocolVersion, supportedVersions)
+	}
+	if err == nil {
+		err = conn.Notify(notifyInitialized, nil)
+	}
+	if err != nil {
+		reason := "initialize failed: " + err.Error()
+		switch {
+		case ctx.Err() != nil:
+			reason = "mcpgate is stopping"
+		case errors.Is(err, context.DeadlineExceeded):
+			reason = fmt.Sprintf("did not answer initialize within %v (raise mcpServers.%s.init_timeout)", u.initTimeout(), u.name)
+		case errors.Is(err, jsonrpc.ErrClosed):
+			reason = l.reason(2 * time.Second)
+		}
+		conn.Close()
+		l.stop(u.g.stopGrace)
+		return nil, nil, u.fail(reason)
+	}
+
+	u.mu.Lock()
+	if u.state == stateStopped {
+		u.mu.Unlock()
+		conn.Close()
+		l.stop(u.g.stopGrace)
+		return nil, nil, errors.New("stopped")
+	}
+	if u.connectedOnce {
+		u.restarts++
+	}
+	u.connectedOnce = true
+	u.state, u.conn, u.link, u.init, u.since = stateConnected, conn, l, res, time.Since(start)
+	u.reason, u.kicked = "", false
+	u.mu.Unlock()
+	u.log.Info("upstream connected", "protocol", res.ProtocolVersion, "upstream_name", res.ServerInfo.Name, "upstream_version", res.ServerInfo.Version)
+	return conn, l, nil
+}
+
+// awaitEnd waits for the connection to end (a crash, or the server closing
+// its output) and cleans up. Every call in flight has already been failed
+// by the Conn, with the reason.
+func (u *upstream) awaitEnd(ctx context.Context, conn *jsonrpc.Conn, l link) string {
+	select {
+	case <-conn.Done():
+	case <-l.gone():
+	case <-ctx.Done():
+		return ""
+	}
+	reason := l.reason(2 * time.Second)
+	u.mu.Lock()
+	if u.conn == conn && u.state == stateConnected {
+		u.state, u.reason, u.conn, u.link = stateFailed, reason, nil, nil
+		for k := range u.lists {
+			u.lists[k].fresh = false
+			u.lists[k].gen++
+		}
+	}
+	u.mu.Unlock()
+	conn.Close()
+	l.stop(u.g.stopGrace)
+	return reason
+}
+
+func (u *upstream) fail(reason string) error {
+	u.mu.Lock()
+	if u.state != stateStopped {
+		u.state, u.reason = stateFailed, reason
+	}
+	u.mu.Unlock()
+	return errors.New(reason)
+}
+
+// upstreamCame tells clients that a server's items may have appeared.
+func (g *Gateway) upstreamCame(u *upstream) {
+	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
+		if _, ok := u.capability(kinds[k].capability); ok {
+			g.notifyListChanged(k)
+		}
+	}
+}
