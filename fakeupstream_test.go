@@ -37,6 +37,7 @@ type fakeSpec struct {
 	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`    // wait this long before answering tools/list
 	AskAtStart   *fakeAsk          `json:"ask_at_start"`  // send this request to the client once initialized
+	StartsLog    string            `json:"starts_log"`    // append a line here each time the server starts
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -51,6 +52,7 @@ type fakeBehaviour struct {
 	Error       json.RawMessage `json:"error"`         // answer with this JSON-RPC error
 	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
 	Progress    int             `json:"progress"`      // send this many progress notifications first
+	ProgressGap string          `json:"progress_gap"`  // wait this long before each progress notification
 	Crash       bool            `json:"crash"`         // exit 3 instead of answering
 	Notify      string          `json:"notify"`        // send this notification (method) before answering
 	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
@@ -125,6 +127,12 @@ func fakeUpstreamMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "fakeupstream: %s: %v\n", args[0], err)
 		return 2
 	}
+	if spec.StartsLog != "" {
+		if f, err := os.OpenFile(spec.StartsLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintln(f, "started", os.Getpid())
+			f.Close()
+		}
+	}
 	if spec.ExitAtStart != "" {
 		fmt.Fprintln(os.Stderr, spec.ExitAtStart)
 		return 1
@@ -183,8 +191,12 @@ func (r loggingReader) Read(p []byte) (int, error) {
 }
 
 func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
-	if f.spec.Garbage && msg.IsRequest() {
-		os.Stdout.WriteString("this is not JSON\n")
+	if f.spec.Garbage && msg.IsRequest() && msg.Method != "initialize" {
+		// A non-JSON line, a response to a request never made, and a line
+		// over any sane limit: a gateway must skip all three.
+		os.Stdout.WriteString("this is not JSON\n" +
+			`{"jsonrpc":"2.0","id":99999,"result":{}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 5000) + `"}}` + "\n")
 	}
 	switch msg.Method {
 	case "initialize":
@@ -409,7 +421,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 	if do.LogMessage != "" {
 		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
 	}
+	gap, _ := time.ParseDuration(do.ProgressGap)
 	for i := 1; i <= do.Progress && p.Meta.ProgressToken != nil; i++ {
+		time.Sleep(gap) // a slow tool at work: this is the behaviour under test, not synchronisation
 		f.conn.Notify("notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
 	}
 	switch {

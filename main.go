@@ -15,10 +15,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -182,12 +185,22 @@ func indentErrors(err error) string {
 
 func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := newFlagSet("mcpgate [flags]", "Runs the gateway. The MCP client speaks to it on stdin and stdout;\nupstream servers come from the config.", stderr)
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (e.g. 127.0.0.1:9464)")
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
 	g, cfg, log, ok := setup(c, stderr, false)
 	if !ok {
 		return 1
+	}
+	if *metricsAddr != "" {
+		stopMetrics, err := serveMetrics(*metricsAddr, g, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpgate: -metrics:", err)
+			g.Close()
+			return 1
+		}
+		defer stopMetrics()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -202,4 +215,25 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// serveMetrics serves /metrics on addr until the returned function is called.
+func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", g.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	log.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		srv.Close()
+		<-done
+	}, nil
 }

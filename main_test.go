@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -33,7 +34,9 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"alive": cmdAlive,
+			"alive":       cmdAlive,
+			"count-lines": cmdCountLines,
+			"freeport":    cmdFreePort,
 		},
 	})
 }
@@ -63,6 +66,25 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// cmdCountLines: count-lines FILE — prints how many lines FILE has.
+func cmdCountLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: count-lines FILE")
+	}
+	fmt.Fprintln(ts.Stdout(), strings.Count(ts.ReadFile(args[0]), "\n"))
+}
+
+// cmdFreePort: freeport NAME — sets $NAME to a free TCP port on loopback.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: freeport NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	ln.Close()
 }
 
 func processAlive(pid int) bool {

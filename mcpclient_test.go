@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -30,6 +31,7 @@ import (
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
 //	write FILE           create FILE (to release a fake's wait_for_file)
+//	get URL              HTTP GET URL ($VARs expanded) and print the status and body
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
 //	# ...                comment
@@ -120,6 +122,8 @@ func mcpClientMain(args []string) int {
 			}
 		case "write":
 			err = os.WriteFile(rest, nil, 0o644)
+		case "get":
+			err = httpGet(os.ExpandEnv(rest))
 		case "close":
 			if !end(nil) {
 				err = errors.New("close failed")
@@ -263,4 +267,15 @@ func canonical(line []byte) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSpace(b.Bytes()), nil
+}
+
+func httpGet(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	fmt.Printf("HTTP %d\n%s", resp.StatusCode, body)
+	return err
 }

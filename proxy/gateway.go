@@ -69,6 +69,7 @@ type Gateway struct {
 	byName    map[string]*upstream
 	names     *nameTable
 	progress  *progressTable
+	metrics   *metrics
 
 	ctx        context.Context // ends at Close; parent of connection attempts
 	cancel     context.CancelFunc
@@ -99,6 +100,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		maxMessage:    cfg.MaxMessage,
 		byName:        map[string]*upstream{},
 		progress:      newProgressTable(),
+		metrics:       newMetrics(),
 		ready:         make(chan struct{}),
 		sessions:      map[*session]struct{}{},
 		elicitations:  map[string]*session{},

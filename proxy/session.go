@@ -18,6 +18,7 @@ type session struct {
 	g         *Gateway
 	id        string
 	conn      *jsonrpc.Conn
+	out       *sendQueue  // the way out to the client; conn writes through it
 	closing   atomic.Bool // set when Serve is done: notifications stop
 	abandoned atomic.Bool // set when the shutdown grace ran out
 
@@ -33,7 +34,10 @@ type session struct {
 
 func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 	s := &session{g: g, id: newSessionID(), ready: make(chan struct{})}
-	s.conn = jsonrpc.NewConn(stream, jsonrpc.Options{
+	s.out = newSendQueue(stream, sessionQueueBytes, func(queued int) {
+		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
+	})
+	s.conn = jsonrpc.NewConn(s.out, jsonrpc.Options{
 		Handler: s,
 		// initialize keeps its place before the notifications after it.
 		Ordered: func(method string) bool { return method == methodInitialize },
@@ -70,11 +74,13 @@ func (s *session) isInitialized() bool {
 }
 
 // notify sends a notification to the client unless the session is ending.
+// It never blocks: a client that does not read loses notifications, not
+// the gateway's time (see sendQueue).
 func (s *session) notify(method string, params json.RawMessage) {
 	if s.closing.Load() {
 		return
 	}
-	s.conn.Notify(method, params)
+	s.out.offer((&jsonrpc.Message{Method: method, Params: params}).Encode())
 }
 
 // Handle serves one message from the client and records it in the audit
@@ -101,6 +107,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 			rec.ToolError = isToolError(res)
 		}
 	}
+	s.g.metrics.observe(rec)
 	s.g.audit.write(rec)
 	return res, err
 }

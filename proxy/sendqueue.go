@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// sessionQueueBytes bounds what waits to be written to one client.
+const sessionQueueBytes = 8 << 20
+
+// sendQueue is the way out to one client: a FIFO of encoded messages in
+// front of the client's stream, written by one goroutine. A client that
+// stops reading cannot make the gateway's memory grow without bound or
+// stall anyone else: what upstreams send on their own (progress, log
+// messages, list_changed, resource updates) is dropped when the queue is
+// full, and counted; responses and requests wait for room, which holds up
+// only that client's own requests. One FIFO for both keeps progress ahead of
+// the result it belongs to.
+type sendQueue struct {
+	jsonrpc.Stream // the client's stream; Write and Close are ours
+
+	mu      sync.Mutex
+	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
+	msgs    [][]byte
+	bytes   int
+	limit   int
+	closed  bool
+	dropped int           // notifications dropped while full, since the last report
+	done    chan struct{} // closed when the writer goroutine has returned
+	onDrop  func(n int)   // told once per episode of dropping
+}
+
+func newSendQueue(s jsonrpc.Stream, limit int, onDrop func(int)) *sendQueue {
+	q := &sendQueue{Stream: s, limit: limit, done: make(chan struct{}), onDrop: onDrop}
+	q.wake = sync.NewCond(&q.mu)
+	go q.writeLoop()
+	return q
+}
+
+// Write queues a response or request, waiting for room.
+func (q *sendQueue) Write(msg []byte) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.closed && len(q.msgs) > 0 && q.bytes+len(msg) > q.limit {
+		q.wake.Wait()
+	}
+	if q.closed {
+		return jsonrpc.ErrClosed
+	}
+	q.push(msg)
+	return nil
+}
+
+// offer queues a notification if there is room, and drops it if not.
+func (q *sendQueue) offer(msg []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	if len(q.msgs) > 0 && q.bytes+len(msg) > q.limit {
+		q.dropped++
+		if q.dropped == 1 && q.onDrop != nil {
+			q.onDrop(q.bytes)
+		}
+		return
+	}
+	q.push(msg)
+}
+
+func (q *sendQueue) push(msg []byte) {
+	q.msgs = append(q.msgs, msg)
+	q.bytes += len(msg)
+	q.wake.Broadcast()
+}
+
+func (q *sendQueue) writeLoop() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.msgs) == 0 && !q.closed {
+			q.wake.Wait()
+		}
+		if len(q.msgs) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		msg := q.msgs[0]
+		q.msgs[0] = nil
+		q.msgs = q.msgs[1:]
+		q.mu.Unlock()
+		err := q.Stream.Write(msg) // no lock held across the write
+		q.mu.Lock()
+		q.bytes -= len(msg)
+		if len(q.msgs) == 0 {
+			q.dropped = 0 // the episode is over
+		}
+		q.wake.Broadcast()
+		q.mu.Unlock()
+		if err != nil {
+			q.mu.Lock()
+			q.closed = true
+			q.msgs, q.bytes = nil, 0
+			q.wake.Broadcast()
+			q.mu.Unlock()
+		}
+	}
+}
+
+// Close stops taking messages, gives the writer up to grace to deliver what
+// is queued (the answers to the last requests), then closes the stream.
+func (q *sendQueue) Close() error {
+	q.closeWithin(2 * time.Second)
+	return nil
+}
+
+func (q *sendQueue) closeWithin(grace time.Duration) {
+	q.mu.Lock()
+	q.closed = true
+	q.wake.Broadcast()
+	q.mu.Unlock()
+	select {
+	case <-q.done:
+	case <-time.After(grace):
+	}
+	q.Stream.Close() // unblocks a write stuck on a client that stopped reading
+}

@@ -1,0 +1,78 @@
+package proxy
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// blockedStream never finishes a write until released, like a client that
+// stopped reading with its pipe full.
+type blockedStream struct {
+	release chan struct{}
+	mu      sync.Mutex
+	written [][]byte
+}
+
+func (b *blockedStream) Read() ([]byte, error) { select {} }
+func (b *blockedStream) Write(m []byte) error {
+	<-b.release
+	b.mu.Lock()
+	b.written = append(b.written, m)
+	b.mu.Unlock()
+	return nil
+}
+func (b *blockedStream) Close() error { return nil }
+
+// A client that stops reading: notifications beyond the queue's bound are
+// dropped at once (the caller, often an upstream's reader, never waits),
+// the drop is reported once, and what was queued is delivered in order when
+// the client reads again.
+func TestSendQueueBoundedWhenClientStopsReading(t *testing.T) {
+	bs := &blockedStream{release: make(chan struct{})}
+	reports := 0
+	q := newSendQueue(bs, 100, func(int) { reports++ })
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`) // 51 bytes
+
+	done := make(chan struct{})
+	go func() {
+		for range 1000 {
+			q.offer(msg)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("offer blocked on a client that does not read")
+	}
+	q.mu.Lock()
+	queued, bytes, dropped := len(q.msgs), q.bytes, q.dropped
+	q.mu.Unlock()
+	// One message is out in the blocked write; at most limit bytes wait.
+	if bytes > 100+len(msg) || queued > 2 || dropped < 990 {
+		t.Fatalf("queued %d messages (%d bytes), dropped %d", queued, bytes, dropped)
+	}
+	if reports != 1 {
+		t.Fatalf("drop reported %d times, want once per episode", reports)
+	}
+
+	// A response waits for room instead of being dropped.
+	answered := make(chan error, 1)
+	go func() { answered <- q.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)) }()
+	close(bs.release)
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("response never queued after the client read again")
+	}
+	q.Close()
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if last := string(bs.written[len(bs.written)-1]); last != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("last written = %s, want the response, after the notifications queued before it", last)
+	}
+}
