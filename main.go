@@ -186,6 +186,7 @@ func indentErrors(err error) string {
 func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := newFlagSet("mcpgate [flags]", "Runs the gateway. The MCP client speaks to it on stdin and stdout;\nupstream servers come from the config.", stderr)
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (e.g. 127.0.0.1:9464)")
+	listen := fs.String("listen", "", "serve MCP over HTTP at `addr` (e.g. 127.0.0.1:8931) instead of stdio")
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
@@ -204,6 +205,12 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *listen != "" {
+		cfg.HTTP.Listen = *listen
+	}
+	if cfg.HTTP.Listen != "" {
+		return serveHTTP(ctx, g, cfg, log, stderr)
+	}
 	g.Start()
 	log.Info("mcpgate serving on stdio", "version", version, "servers", len(cfg.Enabled()))
 	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
@@ -236,4 +243,64 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger) (func(), erro
 		srv.Close()
 		<-done
 	}, nil
+}
+
+// serveHTTP runs the gateway as a shared service over HTTP until ctx ends.
+func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *slog.Logger, stderr io.Writer) int {
+	addr := cfg.HTTP.Listen
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpgate: -listen %q: %v (write it like 127.0.0.1:8931)\n", addr, err)
+		g.Close()
+		return 1
+	}
+	if !isLoopback(host) && len(cfg.HTTP.Tokens) == 0 {
+		fmt.Fprintf(stderr, "mcpgate: refusing to listen on %s without a bearer token: anyone who can reach it could use every upstream.\n"+
+			"Add to the config: \"auth\": {\"tokens\": [\"${MCPGATE_TOKEN}\"]}, and set MCPGATE_TOKEN (for example to the output of: openssl rand -hex 32).\n"+
+			"Or listen on a loopback address such as 127.0.0.1:8931.\n", addr)
+		g.Close()
+		return 1
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpgate: -listen:", err)
+		g.Close()
+		return 1
+	}
+	g.Start()
+	front := proxy.NewHTTPFront(g, cfg.HTTP, ln.Addr().String())
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
+	srv.RegisterOnShutdown(front.Close)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	path := cfg.HTTP.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	log.Info("mcpgate serving over HTTP", "url", "http://"+ln.Addr().String()+path, "version", version, "servers", len(cfg.Enabled()))
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		log.Error("HTTP server stopped", "err", err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	front.Close()
+	if err := g.Close(); err != nil {
+		log.Error("mcpgate stopped", "err", err)
+		code = 1
+	}
+	return code
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -34,6 +34,8 @@ type Config struct {
 	PageSize int
 	// MaxMessage limits one incoming message in bytes. Zero: 16 MiB.
 	MaxMessage int
+	// HTTP configures serving clients over HTTP.
+	HTTP HTTP
 	// Warnings are things worth telling the operator that do not stop a run
 	// (an ignored key that looks like a typo of ours, a client-only key).
 	Warnings []string
@@ -66,6 +68,29 @@ type Root struct {
 	URI  string `json:"uri"`
 	Name string `json:"name,omitempty"`
 }
+
+// HTTP configures the client-facing HTTP server.
+type HTTP struct {
+	// Listen is the address to serve on; empty: stdio. (-listen overrides.)
+	Listen string
+	// Path is where MCP is served. Empty: "/mcp".
+	Path string
+	// AllowedOrigins lists the Origin values accepted (scheme://host[:port]).
+	// Nil: only loopback origins (localhost, 127.0.0.1, [::1]), any port.
+	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted, with or without
+	// a port. Nil: loopback names and the listen address.
+	AllowedHosts []string
+	// SessionIdle is how long a session may go unused before it expires.
+	// Zero: DefaultSessionIdle.
+	SessionIdle time.Duration
+	// Tokens are the bearer tokens accepted; empty: no authentication,
+	// which is refused on a non-loopback address.
+	Tokens []string
+}
+
+// DefaultSessionIdle is how long an unused HTTP session lives.
+const DefaultSessionIdle = 30 * time.Minute
 
 // Audit configures the audit trail.
 type Audit struct {

@@ -55,7 +55,7 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "auth"}
 
 var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots"}
 
@@ -133,6 +133,22 @@ func (l *loader) load() *Config {
 			if d, ok := l.duration(m.Key, m.Value); ok {
 				cfg.MaxBackoff = d
 			}
+		case "listen":
+			cfg.HTTP.Listen = l.str(m.Key, m.Value, true)
+		case "path":
+			if cfg.HTTP.Path = l.str(m.Key, m.Value, true); !strings.HasPrefix(cfg.HTTP.Path, "/") {
+				l.addf(m.Key, "must start with '/', not %q", cfg.HTTP.Path)
+			}
+		case "allowed_origins":
+			cfg.HTTP.AllowedOrigins = l.strList(m.Key, m.Value)
+		case "allowed_hosts":
+			cfg.HTTP.AllowedHosts = l.strList(m.Key, m.Value)
+		case "session_idle":
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				cfg.HTTP.SessionIdle = d
+			}
+		case "auth":
+			cfg.HTTP.Tokens = l.auth(m.Value)
 		case "page_size":
 			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
 				l.addf(m.Key, "must be at least 1 (leave it out for one page with everything)")
@@ -351,6 +367,43 @@ func (l *loader) roots(path string, raw json.RawMessage, strict bool) []Root {
 		out = append(out, r)
 	}
 	return out
+}
+
+func (l *loader) strList(path string, raw json.RawMessage) []string {
+	var elems []json.RawMessage
+	if !l.decode(path, raw, &elems) {
+		return nil
+	}
+	out := []string{}
+	for i, e := range elems {
+		out = append(out, l.str(fmt.Sprintf("%s[%d]", path, i), e, true))
+	}
+	return out
+}
+
+// auth reads {"tokens": ["${MCPGATE_TOKEN}"]}.
+func (l *loader) auth(raw json.RawMessage) []string {
+	members, err := jsonrpc.Members(raw)
+	if err != nil {
+		l.addf("auth", "must be an object: %v", err)
+		return nil
+	}
+	var tokens []string
+	for _, m := range members {
+		path := "auth." + m.Key
+		switch m.Key {
+		case "tokens":
+			tokens = l.strList(path, m.Value)
+			for i, t := range tokens {
+				if len(t) < 16 {
+					l.addf(fmt.Sprintf("%s[%d]", path, i), "a token must be at least 16 characters (generate one with: openssl rand -hex 32)")
+				}
+			}
+		default:
+			l.unknown(path, m.Key, []string{"tokens"})
+		}
+	}
+	return tokens
 }
 
 func (l *loader) audit(raw json.RawMessage) Audit {

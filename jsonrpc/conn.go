@@ -360,12 +360,27 @@ func (c *Conn) CancelIncoming(id ID) bool {
 	return ok
 }
 
-func (c *Conn) write(m *Message) { c.writeRaw(m.Encode()) }
+// write sends a message; a response goes back related to its request.
+func (c *Conn) write(m *Message) {
+	if m.IsResponse() && m.ID.IsValid() {
+		c.writeRelated(m.Encode(), m.ID, true)
+		return
+	}
+	c.writeRaw(m.Encode())
+}
 
 func (c *Conn) writeRaw(b []byte) {
 	if err := c.stream.Write(b); err != nil {
 		c.badInput(fmt.Errorf("write: %w", err))
 	}
+}
+
+func (c *Conn) writeRelated(b []byte, related ID, final bool) error {
+	rw, ok := c.stream.(RelatedWriter)
+	if !ok || !related.IsValid() {
+		return c.stream.Write(b)
+	}
+	return rw.WriteRelated(b, related, final)
 }
 
 func (c *Conn) badInput(err error) {
@@ -406,6 +421,12 @@ func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
 // Client.Go. The call is registered before it is sent, so no response can
 // outrun it.
 func (c *Conn) Go(method string, params json.RawMessage) (*Call, error) {
+	return c.GoRelated(method, params, ID{})
+}
+
+// GoRelated is Go for a request that belongs to the peer's request related
+// (see RelatedWriter); on other streams it is Go.
+func (c *Conn) GoRelated(method string, params json.RawMessage, related ID) (*Call, error) {
 	c.mu.Lock()
 	if c.readErr != nil {
 		c.mu.Unlock()
@@ -415,7 +436,7 @@ func (c *Conn) Go(method string, params json.RawMessage) (*Call, error) {
 	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
 	c.pending[call.id] = call
 	c.mu.Unlock()
-	if err := c.stream.Write((&Message{ID: call.id, Method: method, Params: params}).Encode()); err != nil {
+	if err := c.writeRelated((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false); err != nil {
 		c.deliver(call.id, nil, fmt.Errorf("%w: %v", ErrClosed, err))
 		return nil, call.err
 	}
@@ -434,6 +455,12 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 // Notify sends a notification.
 func (c *Conn) Notify(method string, params json.RawMessage) error {
 	return c.stream.Write((&Message{Method: method, Params: params}).Encode())
+}
+
+// NotifyRelated sends a notification that belongs to the peer's request
+// related (see RelatedWriter).
+func (c *Conn) NotifyRelated(method string, params json.RawMessage, related ID) error {
+	return c.writeRelated((&Message{Method: method, Params: params}).Encode(), related, false)
 }
 
 func (c *Conn) isPending(id ID) bool {

@@ -20,6 +20,14 @@ type Stream interface {
 	Close() error
 }
 
+// RelatedWriter is implemented by streams that route a message by the
+// incoming request it belongs to: in MCP's Streamable HTTP, the answer to a
+// POST, and what precedes it, go back on that POST's response. final marks
+// the response to related itself, after which nothing more belongs to it.
+type RelatedWriter interface {
+	WriteRelated(msg []byte, related ID, final bool) error
+}
+
 // DefaultMaxMessage is the default limit on one incoming message.
 const DefaultMaxMessage = 16 << 20
 

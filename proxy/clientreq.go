@@ -14,21 +14,27 @@ import (
 // wire says which request that is, so the most recent request in flight to
 // that server stands for it.
 
-type sessionKey struct{}
+type ctxRequestKey struct{}
 
-// withSession marks ctx as serving a request from s.
-func withSession(ctx context.Context, s *session) context.Context {
-	return context.WithValue(ctx, sessionKey{}, s)
+// clientRequest is the client request a context serves.
+type clientRequest struct {
+	s  *session
+	id jsonrpc.ID
 }
 
-func sessionFrom(ctx context.Context) *session {
-	s, _ := ctx.Value(sessionKey{}).(*session)
-	return s
+// withRequest marks ctx as serving request id from s.
+func withRequest(ctx context.Context, s *session, id jsonrpc.ID) context.Context {
+	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s, id})
+}
+
+func requestFrom(ctx context.Context) (clientRequest, bool) {
+	r, ok := ctx.Value(ctxRequestKey{}).(clientRequest)
+	return r, ok
 }
 
 // caller is one client request in flight to an upstream.
 type caller struct {
-	s   *session
+	clientRequest
 	seq uint64
 }
 
@@ -37,12 +43,12 @@ var callerSeq struct {
 	n uint64
 }
 
-// addCaller records that s has a request in flight here; the returned
+// addCaller records that a client request is in flight here; the returned
 // function removes it.
-func (u *upstream) addCaller(s *session) func() {
+func (u *upstream) addCaller(r clientRequest) func() {
 	callerSeq.Lock()
 	callerSeq.n++
-	c := &caller{s: s, seq: callerSeq.n}
+	c := &caller{clientRequest: r, seq: callerSeq.n}
 	callerSeq.Unlock()
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
@@ -59,8 +65,8 @@ func (u *upstream) addCaller(s *session) func() {
 	}
 }
 
-// causingSession is the session with the most recent request in flight to u.
-func (u *upstream) causingSession() *session {
+// causingRequest is the most recent client request in flight to u.
+func (u *upstream) causingRequest() (clientRequest, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var best *caller
@@ -70,9 +76,9 @@ func (u *upstream) causingSession() *session {
 		}
 	}
 	if best == nil {
-		return nil
+		return clientRequest{}, false
 	}
-	return best.s
+	return best.clientRequest, true
 }
 
 // serveClientRequest answers a server's request to the client side: by the
@@ -80,8 +86,9 @@ func (u *upstream) causingSession() *session {
 // initialized; else, for roots/list, from the server's configured roots.
 // Never by silence, never by an invented answer.
 func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
-	s := u.causingSession()
-	if s == nil {
+	cause, ok := u.causingRequest()
+	s := cause.s
+	if !ok {
 		s = u.g.onlySession(ctx)
 	}
 	// roots/list that no client can answer is answered from the config: the
@@ -101,7 +108,7 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 	if msg.Method == methodElicitationCreate {
 		u.g.trackElicitation(msg.Params, s)
 	}
-	return s.callClient(ctx, msg.Method, msg.Params)
+	return s.callClient(ctx, cause.id, msg.Method, msg.Params)
 }
 
 // onlySession returns the one session, waiting (bounded) for it to finish
@@ -161,8 +168,8 @@ func (s *session) supports(method string, params json.RawMessage) error {
 // callClient sends a request to the client and waits. If ctx ends first (the
 // server cancelled, or mcpgate is stopping), the client is told with
 // notifications/cancelled under the id it knows.
-func (s *session) callClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	call, err := s.conn.Go(method, params)
+func (s *session) callClient(ctx context.Context, related jsonrpc.ID, method string, params json.RawMessage) (json.RawMessage, error) {
+	call, err := s.conn.GoRelated(method, params, related)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "the client session is gone: %v", err)
 	}
@@ -172,7 +179,7 @@ func (s *session) callClient(ctx context.Context, method string, params json.Raw
 		s.g.background.Add(1)
 		go func() {
 			defer s.g.background.Done()
-			s.notify(notifyCancelled, cancel)
+			s.notifyRelated(notifyCancelled, cancel, related)
 		}()
 	}
 	return res, err

@@ -158,7 +158,8 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 // replaced by a minted one for as long as the request runs.
 func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
-	params, release, watch := s.g.mapProgressToken(s, rt.up, params)
+	req, _ := requestFrom(ctx)
+	params, release, watch := s.g.mapProgressToken(s, req.id, rt.up, params)
 	defer release()
 	return rt.up.callWatched(ctx, method, params, watch)
 }

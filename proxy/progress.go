@@ -20,10 +20,11 @@ type progressTable struct {
 }
 
 type progressEntry struct {
-	s      *session
-	up     *upstream
-	token  json.RawMessage // the client's own token, byte-exact
-	extend func()          // pushes the request's deadline back; nil until set
+	s       *session
+	request jsonrpc.ID // the client request the progress is about
+	up      *upstream
+	token   json.RawMessage // the client's own token, byte-exact
+	extend  func()          // pushes the request's deadline back; nil until set
 }
 
 func newProgressTable() *progressTable {
@@ -33,12 +34,12 @@ func newProgressTable() *progressTable {
 // register mints a token for a request from s to up. release forgets it:
 // progress after the answer is dropped, as clients drop it anyway. watch
 // hands the entry the function that extends the request's deadline.
-func (t *progressTable) register(s *session, up *upstream, token json.RawMessage) (minted json.RawMessage, release func(), watch func(func())) {
+func (t *progressTable) register(s *session, request jsonrpc.ID, up *upstream, token json.RawMessage) (minted json.RawMessage, release func(), watch func(func())) {
 	t.mu.Lock()
 	t.next++
 	minted = quote("mcpgate-" + strconv.FormatInt(t.next, 10))
 	key := string(minted)
-	t.byToken[key] = &progressEntry{s: s, up: up, token: token}
+	t.byToken[key] = &progressEntry{s: s, request: request, up: up, token: token}
 	t.mu.Unlock()
 	release = func() {
 		t.mu.Lock()
@@ -78,7 +79,7 @@ func (t *progressTable) dropSession(s *session) {
 // mapProgressToken replaces a client's _meta.progressToken in params with a
 // minted one. release must be called when the request is answered; watch
 // (nil without a token) takes the request's deadline extender.
-func (g *Gateway) mapProgressToken(s *session, up *upstream, params json.RawMessage) (json.RawMessage, func(), func(func())) {
+func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream, params json.RawMessage) (json.RawMessage, func(), func(func())) {
 	noop := func() {}
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
 		return params, noop, nil
@@ -99,7 +100,7 @@ func (g *Gateway) mapProgressToken(s *session, up *upstream, params json.RawMess
 	if !ok {
 		return params, noop, nil
 	}
-	minted, release, watch := g.progress.register(s, up, token)
+	minted, release, watch := g.progress.register(s, request, up, token)
 	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release, watch
 }
 
@@ -122,5 +123,5 @@ func (g *Gateway) relayProgress(u *upstream, params json.RawMessage) {
 	if e.extend != nil {
 		e.extend()
 	}
-	e.s.notify(notifyProgress, ms.Replace(params, "progressToken", e.token))
+	e.s.notifyRelated(notifyProgress, ms.Replace(params, "progressToken", e.token), e.request)
 }

@@ -23,7 +23,7 @@ type sendQueue struct {
 
 	mu      sync.Mutex
 	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
-	msgs    [][]byte
+	msgs    []queued
 	bytes   int
 	limit   int
 	closed  bool
@@ -39,8 +39,21 @@ func newSendQueue(s jsonrpc.Stream, limit int, onDrop func(int)) *sendQueue {
 	return q
 }
 
-// Write queues a response or request, waiting for room.
+// queued is one message waiting, with the request it belongs to, if any.
+type queued struct {
+	msg     []byte
+	related jsonrpc.ID
+	final   bool
+}
+
+// Write queues a request or notification, waiting for room.
 func (q *sendQueue) Write(msg []byte) error {
+	return q.WriteRelated(msg, jsonrpc.ID{}, false)
+}
+
+// WriteRelated queues a message that belongs to the client's request
+// related (a response, when final), waiting for room.
+func (q *sendQueue) WriteRelated(msg []byte, related jsonrpc.ID, final bool) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed && len(q.msgs) > 0 && q.bytes+len(msg) > q.limit {
@@ -49,12 +62,13 @@ func (q *sendQueue) Write(msg []byte) error {
 	if q.closed {
 		return jsonrpc.ErrClosed
 	}
-	q.push(msg)
+	q.push(queued{msg, related, final})
 	return nil
 }
 
 // offer queues a notification if there is room, and drops it if not.
-func (q *sendQueue) offer(msg []byte) {
+// related, if valid, is the client request it belongs to.
+func (q *sendQueue) offer(msg []byte, related jsonrpc.ID) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -67,12 +81,12 @@ func (q *sendQueue) offer(msg []byte) {
 		}
 		return
 	}
-	q.push(msg)
+	q.push(queued{msg: msg, related: related})
 }
 
-func (q *sendQueue) push(msg []byte) {
-	q.msgs = append(q.msgs, msg)
-	q.bytes += len(msg)
+func (q *sendQueue) push(m queued) {
+	q.msgs = append(q.msgs, m)
+	q.bytes += len(m.msg)
 	q.wake.Broadcast()
 }
 
@@ -87,13 +101,18 @@ func (q *sendQueue) writeLoop() {
 			q.mu.Unlock()
 			return
 		}
-		msg := q.msgs[0]
-		q.msgs[0] = nil
+		m := q.msgs[0]
+		q.msgs[0] = queued{}
 		q.msgs = q.msgs[1:]
 		q.mu.Unlock()
-		err := q.Stream.Write(msg) // no lock held across the write
+		var err error // no lock held across the write
+		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+			err = rw.WriteRelated(m.msg, m.related, m.final)
+		} else {
+			err = q.Stream.Write(m.msg)
+		}
 		q.mu.Lock()
-		q.bytes -= len(msg)
+		q.bytes -= len(m.msg)
 		if len(q.msgs) == 0 {
 			q.dropped = 0 // the episode is over
 		}

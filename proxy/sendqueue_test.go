@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"testing"
 	"time"
 )
@@ -37,7 +39,7 @@ func TestSendQueueBoundedWhenClientStopsReading(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for range 1000 {
-			q.offer(msg)
+			q.offer(msg, jsonrpc.ID{})
 		}
 		close(done)
 	}()

@@ -77,10 +77,16 @@ func (s *session) isInitialized() bool {
 // It never blocks: a client that does not read loses notifications, not
 // the gateway's time (see sendQueue).
 func (s *session) notify(method string, params json.RawMessage) {
+	s.notifyRelated(method, params, jsonrpc.ID{})
+}
+
+// notifyRelated is notify for a notification that belongs to the client's
+// request related (progress for it), which HTTP sends on that request's stream.
+func (s *session) notifyRelated(method string, params json.RawMessage, related jsonrpc.ID) {
 	if s.closing.Load() {
 		return
 	}
-	s.out.offer((&jsonrpc.Message{Method: method, Params: params}).Encode())
+	s.out.offer((&jsonrpc.Message{Method: method, Params: params}).Encode(), related)
 }
 
 // Handle serves one message from the client and records it in the audit
@@ -92,7 +98,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	}
 	start := time.Now()
 	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
-	res, err := s.dispatch(withSession(ctx, s), msg, rec)
+	res, err := s.dispatch(withRequest(ctx, s, msg.ID), msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if s.abandoned.Load() && errors.Is(err, context.Canceled) {

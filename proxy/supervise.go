@@ -53,6 +53,11 @@ func (u *upstream) supervise(ctx context.Context) {
 		}
 		u.mu.Unlock()
 		conn, l, err := u.dial(ctx)
+		if err == nil {
+			// Before ready is closed: clients still waiting in initialize
+			// will see these items in their first list and need no notice.
+			u.g.upstreamCame(u)
+		}
 		u.attemptEnded()
 		select {
 		case <-u.ready:
@@ -71,7 +76,6 @@ func (u *upstream) supervise(ctx context.Context) {
 				u.log.Info("upstream reconnected", "after_failures", failures)
 			}
 			failures, lastLogged = 0, ""
-			u.g.upstreamCame(u)
 			reason := u.awaitEnd(ctx, conn, l)
 			if ctx.Err() != nil {
 				return
@@ -129,13 +133,16 @@ func (u *upstream) initTimeout() time.Duration { return u.cfg.InitTimeout }
 // dial starts the server and runs the initialize handshake. Nothing is
 // listed: discovery is the clients' to ask for (DESIGN D1).
 func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
-	if u.cfg.Type != config.TypeStdio {
-		return nil, nil, u.fail(fmt.Sprintf("%s upstreams (url %q) are not supported by this build of mcpgate; only stdio (command) servers are", u.cfg.Type, u.cfg.URL))
-	}
 	start := time.Now()
-	l, err := startProcess(u.cfg, u.g.maxMessage, func(line string) { u.g.upstreamStderr(u.name, line) })
-	if err != nil {
-		return nil, nil, u.fail(err.Error())
+	var l link
+	if u.cfg.Type == config.TypeStdio {
+		p, err := startProcess(u.cfg, u.g.maxMessage, func(line string) { u.g.upstreamStderr(u.name, line) })
+		if err != nil {
+			return nil, nil, u.fail(err.Error())
+		}
+		l = p
+	} else {
+		l = newHTTPLink(u.cfg, u.g.maxMessage, u.g.version, u.log)
 	}
 	conn := jsonrpc.NewConn(l, jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(u.handle),

@@ -154,8 +154,8 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 		return nil, err
 	}
 	l := u.currentLink()
-	if s := sessionFrom(ctx); s != nil {
-		defer u.addCaller(s)()
+	if r, ok := requestFrom(ctx); ok {
+		defer u.addCaller(r)()
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

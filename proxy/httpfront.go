@@ -1,0 +1,515 @@
+package proxy
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// The client-facing Streamable HTTP transport (protocol 2025-03-26 and
+// later): POST carries one message and is answered with JSON, or with an SSE
+// stream when related messages (progress, server requests) come before the
+// answer; GET opens the session's stream for everything else; DELETE ends
+// the session. Sessions share the upstreams; everything else is per session.
+
+const (
+	headerSession  = "Mcp-Session-Id"
+	headerProtocol = "Mcp-Protocol-Version"
+	// backlogLimit bounds what waits for a session's GET stream while none
+	// is open.
+	backlogLimit = 256
+)
+
+// HTTPFront serves MCP clients over HTTP. Make it with NewHTTPFront; it is an
+// http.Handler for every path (MCP, the legacy SSE endpoints, /healthz,
+// /readyz, /metrics).
+type HTTPFront struct {
+	g    *Gateway
+	cfg  config.HTTP
+	mux  *http.ServeMux
+	addr string // the listen address, for the default allowed hosts
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+	serving  sync.WaitGroup // each session's Serve goroutine
+	stop     chan struct{}  // closed by Close: ends the janitor
+	janitor  sync.WaitGroup
+}
+
+// httpSession is one client's session over HTTP.
+type httpSession struct {
+	id       string
+	stream   *httpStream
+	legacy   bool // the 2024-11-05 HTTP+SSE transport: everything goes on the GET stream
+	protocol string
+
+	mu       sync.Mutex
+	lastUsed time.Time
+	active   int // requests and streams open now
+}
+
+// NewHTTPFront builds the HTTP front for g. listenAddr is where it will be
+// served (for the default allowed Host values).
+func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
+	if cfg.Path == "" {
+		cfg.Path = "/mcp"
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = config.DefaultSessionIdle
+	}
+	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f.mux = http.NewServeMux()
+	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
+	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
+	f.mux.Handle("POST /messages", f.guard(http.HandlerFunc(f.serveLegacyPost)))
+	f.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	f.mux.HandleFunc("GET /readyz", f.serveReady)
+	f.mux.Handle("GET /metrics", f.guard(g.MetricsHandler()))
+	f.janitor.Add(1)
+	go f.expireIdle()
+	return f
+}
+
+func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
+
+// Close ends every session (their streams end, so http.Server.Shutdown can
+// finish) and waits for them.
+func (f *HTTPFront) Close() {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	sessions := f.sessions
+	f.sessions = map[string]*httpSession{}
+	f.mu.Unlock()
+	close(f.stop)
+	for _, hs := range sessions {
+		hs.stream.end()
+	}
+	f.serving.Wait()
+	f.janitor.Wait()
+}
+
+// guard checks what every MCP request must pass: the Host (DNS
+// rebinding), the Origin, and the bearer token.
+func (f *HTTPFront) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.hostAllowed(r.Host) {
+			http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o) {
+			http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
+			return
+		}
+		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (f *HTTPFront) tokenValid(header string) bool {
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok {
+		return false
+	}
+	valid := 0
+	for _, t := range f.cfg.Tokens {
+		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
+	}
+	return valid == 1
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func (f *HTTPFront) hostAllowed(host string) bool {
+	if f.cfg.AllowedHosts == nil {
+		h := splitHost(host)
+		return isLoopbackHost(h) || h == splitHost(f.addr) && h != ""
+	}
+	for _, a := range f.cfg.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, splitHost(host)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *HTTPFront) originAllowed(origin string) bool {
+	if f.cfg.AllowedOrigins == nil {
+		u, err := url.Parse(origin)
+		return err == nil && isLoopbackHost(u.Hostname())
+	}
+	for _, a := range f.cfg.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveReady reports which upstreams are connected, without reasons: those
+// can hold paths and other details that an unauthenticated caller need not see.
+func (f *HTTPFront) serveReady(w http.ResponseWriter, r *http.Request) {
+	type server struct {
+		Name      string `json:"name"`
+		Connected bool   `json:"connected"`
+	}
+	var out struct {
+		Ready   bool     `json:"ready"`
+		Servers []server `json:"servers"`
+	}
+	for _, u := range f.g.upstreams {
+		c := u.connected()
+		out.Ready = out.Ready || c
+		out.Servers = append(out.Servers, server{u.name, c})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if !out.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(out)
+}
+
+func (f *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		f.servePost(w, r)
+	case http.MethodGet:
+		f.serveGet(w, r)
+	case http.MethodDelete:
+		f.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "use POST, GET or DELETE", http.StatusMethodNotAllowed)
+	}
+}
+
+// jsonError answers an HTTP request with a JSON-RPC error body.
+func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write((&jsonrpc.Message{ID: id, Error: jsonrpc.ToWire(err)}).Encode())
+}
+
+// readBody reads a request body up to the message limit.
+func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	limit := f.g.maxMessage
+	if limit <= 0 {
+		limit = jsonrpc.DefaultMaxMessage
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if len(body) > limit {
+		prefix := body[:min(len(body), 64<<10)]
+		id := jsonrpc.ID{}
+		if ms, _ := jsonrpc.Members(prefix); ms != nil {
+			if raw, ok := ms.Get("id"); ok {
+				id, _ = jsonrpc.ParseID(raw)
+			}
+		}
+		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
+		return nil, false
+	}
+	return body, true
+}
+
+func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	batch := len(body) > 0 && strings.HasPrefix(strings.TrimSpace(string(body[:min(len(body), 16)])), "[")
+	if err != nil && !batch {
+		id := jsonrpc.ID{}
+		if msg != nil {
+			id = msg.ID
+		}
+		jsonError(w, http.StatusBadRequest, id, err)
+		return
+	}
+	hs, status, err := f.sessionFor(r, msg)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	hs.use(1)
+	defer hs.use(-1)
+	w.Header().Set(headerSession, hs.id)
+	if batch || !msg.IsRequest() {
+		if batch && hs.protocol != Version20250326 {
+			jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "batches are not supported in this protocol version"))
+			return
+		}
+		if batch {
+			f.serveBatch(w, r, hs, body)
+			return
+		}
+		hs.stream.deliver(body)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	sseOK := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	post, err := hs.stream.openPost(msg.ID, sseOK)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, msg.ID, err)
+		return
+	}
+	defer hs.stream.closePost(msg.ID, post)
+	hs.stream.deliver(body)
+	post.respond(w, r)
+}
+
+// serveBatch passes a batch (protocol 2025-03-26) to the session. One with
+// requests waits for the array of their answers; one batch at a time.
+func (f *HTTPFront) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
+	var elems []struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	json.Unmarshal(body, &elems)
+	requests := false
+	for _, e := range elems {
+		requests = requests || (e.Method != "" && len(e.ID) > 0)
+	}
+	if !requests {
+		hs.stream.deliver(body)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	p := &postWaiter{st: hs.stream, ch: make(chan postMsg, 1), gone: make(chan struct{})}
+	hs.stream.mu.Lock()
+	if hs.stream.batch != nil {
+		hs.stream.mu.Unlock()
+		jsonError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "another batch is in flight on this session"))
+		return
+	}
+	hs.stream.batch = p
+	hs.stream.mu.Unlock()
+	defer func() {
+		hs.stream.mu.Lock()
+		hs.stream.batch = nil
+		hs.stream.mu.Unlock()
+		close(p.gone)
+	}()
+	hs.stream.deliver(body)
+	p.respond(w, r)
+}
+
+// sessionFor finds the session a POST belongs to, or makes one for an
+// initialize. It checks MCP-Protocol-Version on every later request.
+func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSession, int, error) {
+	id := r.Header.Get(headerSession)
+	if id == "" {
+		if msg != nil && msg.Method == methodInitialize {
+			hs, err := f.newSession(false)
+			if err != nil {
+				return nil, http.StatusServiceUnavailable, err
+			}
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			json.Unmarshal(msg.Params, &p)
+			hs.protocol = p.ProtocolVersion
+			if !isSupportedVersion(hs.protocol) {
+				hs.protocol = LatestVersion
+			}
+			return hs, 0, nil
+		}
+		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
+	}
+	f.mu.Lock()
+	hs := f.sessions[id]
+	f.mu.Unlock()
+	if hs == nil || hs.legacy {
+		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
+	}
+	if v := r.Header.Get(headerProtocol); v != "" && !isSupportedVersion(v) {
+		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, supportedVersions)
+	}
+	return hs, 0, nil
+}
+
+// newSession starts a session whose stream is fed by HTTP requests.
+func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
+	hs := &httpSession{id: newSessionID(), stream: newHTTPStream(legacy), legacy: legacy, lastUsed: time.Now()}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, errors.New("mcpgate is shutting down")
+	}
+	f.sessions[hs.id] = hs
+	f.serving.Add(1)
+	f.mu.Unlock()
+	go func() {
+		defer f.serving.Done()
+		f.g.Serve(context.Background(), hs.stream)
+		f.mu.Lock()
+		delete(f.sessions, hs.id)
+		f.mu.Unlock()
+	}()
+	return hs, nil
+}
+
+func (hs *httpSession) use(delta int) {
+	hs.mu.Lock()
+	hs.active += delta
+	hs.lastUsed = time.Now()
+	hs.mu.Unlock()
+}
+
+func (hs *httpSession) idleSince() (time.Time, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.lastUsed, hs.active == 0
+}
+
+// expireIdle ends sessions unused for session_idle: clients often never
+// send DELETE (the TypeScript SDK's close() does not).
+func (f *HTTPFront) expireIdle() {
+	defer f.janitor.Done()
+	tick := time.NewTicker(min(f.cfg.SessionIdle/4+time.Millisecond, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-tick.C:
+		}
+		f.mu.Lock()
+		var expired []*httpSession
+		for id, hs := range f.sessions {
+			if last, idle := hs.idleSince(); idle && time.Since(last) > f.cfg.SessionIdle {
+				expired = append(expired, hs)
+				delete(f.sessions, id)
+			}
+		}
+		f.mu.Unlock()
+		for _, hs := range expired {
+			f.g.log.Info("HTTP session expired", "session", hs.id, "idle", f.cfg.SessionIdle)
+			hs.stream.end()
+		}
+	}
+}
+
+func (f *HTTPFront) lookup(r *http.Request) (*httpSession, int, error) {
+	id := r.Header.Get(headerSession)
+	if id == "" {
+		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header", headerSession)
+	}
+	f.mu.Lock()
+	hs := f.sessions[id]
+	f.mu.Unlock()
+	if hs == nil || hs.legacy {
+		return nil, http.StatusNotFound, errors.New("unknown or expired session")
+	}
+	return hs, 0, nil
+}
+
+// serveGet opens the session's stream for messages not tied to a request.
+func (f *HTTPFront) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "GET opens an event stream: send Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	hs, status, err := f.lookup(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	hs.use(1)
+	defer hs.use(-1)
+	hs.stream.serveStandalone(w, r, nil)
+}
+
+func (f *HTTPFront) serveDelete(w http.ResponseWriter, r *http.Request) {
+	hs, status, err := f.lookup(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	f.mu.Lock()
+	delete(f.sessions, hs.id)
+	f.mu.Unlock()
+	hs.stream.end()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// The legacy HTTP+SSE transport (2024-11-05): GET /sse opens the stream and
+// announces where to POST; every message to the client, answers included,
+// goes on that stream.
+
+func (f *HTTPFront) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
+	hs, err := f.newSession(true)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	hs.use(1)
+	defer func() {
+		hs.use(-1)
+		f.mu.Lock()
+		delete(f.sessions, hs.id)
+		f.mu.Unlock()
+		hs.stream.end() // the stream is the session: when it goes, so does the session
+	}()
+	endpoint := "/messages?sessionId=" + hs.id
+	hs.stream.serveStandalone(w, r, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint)
+		return err
+	})
+}
+
+func (f *HTTPFront) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	hs := f.sessions[r.URL.Query().Get("sessionId")]
+	f.mu.Unlock()
+	if hs == nil || !hs.legacy {
+		http.Error(w, "unknown session: open GET /sse first", http.StatusNotFound)
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	hs.use(1)
+	defer hs.use(-1)
+	hs.stream.deliver(body)
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, "Accepted")
+}
