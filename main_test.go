@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ func TestScripts(t *testing.T) {
 			"alive":       cmdAlive,
 			"count-lines": cmdCountLines,
 			"freeport":    cmdFreePort,
+			"waitfile":    cmdWaitFile,
+			"waithttp":    cmdWaitHTTP,
+			"touch":       cmdTouch,
 		},
 	})
 }
@@ -85,6 +89,53 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Setenv(args[0], fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	ln.Close()
+}
+
+// cmdWaitFile: waitfile FILE — waits (up to 20s) for FILE to exist: the
+// event a background client signals with its "write" line.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	waitFor(ts, "file "+args[0], func() bool {
+		_, err := os.Stat(ts.MkAbs(args[0]))
+		return err == nil
+	})
+}
+
+// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200.
+func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waithttp URL")
+	}
+	waitFor(ts, args[0], func() bool {
+		resp, err := http.Get(args[0])
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// cmdTouch: touch FILE — creates FILE, empty.
+func cmdTouch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: touch FILE")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), nil, 0o644))
+}
+
+// waitFor polls cond until it holds, failing the script after 20s: waiting
+// for an event, with a generous limit, never a fixed sleep.
+func waitFor(ts *testscript.TestScript, what string, cond func() bool) {
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			ts.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func processAlive(pid int) bool {

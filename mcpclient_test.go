@@ -17,33 +17,48 @@ import (
 	"time"
 )
 
-// mcpclient plays a session file against a command it starts, speaking MCP
-// over the command's stdin and stdout, as Claude Desktop does.
+// mcpclient plays a session file against an MCP server: a command it
+// starts and speaks to over stdio, as Claude Desktop does; or, with -url, a
+// server over Streamable HTTP (-sse: the older HTTP+SSE transport).
 //
 //	mcpclient [-timeout 10s] SESSION COMMAND [ARG...]
+//	mcpclient [-timeout 10s] -url URL [-sse] SESSION
 //
 // Session lines:
 //
-//	send JSON            write one message
+//	send JSON            send one message
 //	init [VERSION [CAPS]] initialize (default 2025-11-25, capabilities {}) and send initialized; prints nothing
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
-//	write FILE           create FILE (to release a fake's wait_for_file)
+//	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
+//	wait-file FILE       wait (up to 20s) for FILE to exist: the script signals with touch
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
+//	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
 //	# ...                comment
 //
-// Each printed message is canonical JSON (sorted keys), one per line. When
-// the session ends, stdin is closed, the exit status is printed, and any
+// Over HTTP, also:
+//
+//	header NAME: VALUE   send this header from now on (an empty VALUE removes it; Host works too)
+//	session ID           use this session id from now on (- for none)
+//	save-session FILE    write the session id to FILE; load-session FILE reads it
+//	listen               open the GET stream for messages not tied to a request
+//	delete               DELETE the session and print the status
+//
+// Each printed message is canonical JSON (sorted keys), one per line; an HTTP
+// answer that is not 200 or 202 prints as "HTTP STATUS: BODY". When the
+// session ends (stdio: stdin is closed and the exit status printed), any
 // message never expected is printed as "unexpected: JSON".
 func mcpClientMain(args []string) int {
 	fs := flag.NewFlagSet("mcpclient", flag.ContinueOnError)
 	timeout := fs.Duration("timeout", 10*time.Second, "how long each expect waits")
-	if err := fs.Parse(args); err != nil || fs.NArg() < 2 {
-		fmt.Fprintln(os.Stderr, "usage: mcpclient [-timeout D] SESSION COMMAND [ARG...]")
+	url := fs.String("url", "", "speak Streamable HTTP to this URL instead of starting a command")
+	legacy := fs.Bool("sse", false, "with -url: the older HTTP+SSE transport (URL is the /sse endpoint)")
+	if err := fs.Parse(args); err != nil || fs.NArg() < 1 || (*url == "" && fs.NArg() < 2) {
+		fmt.Fprintln(os.Stderr, "usage: mcpclient [-timeout D] SESSION COMMAND [ARG...]\n       mcpclient [-timeout D] -url URL [-sse] SESSION")
 		return 2
 	}
 	session, err := os.ReadFile(fs.Arg(0))
@@ -51,45 +66,22 @@ func mcpClientMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "mcpclient:", err)
 		return 2
 	}
-	cmd := exec.Command(fs.Arg(1), fs.Args()[2:]...)
-	cmd.Stderr = os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcpclient:", err)
-		return 1
-	}
-	c := &client{stdin: stdin, timeout: *timeout, arrived: make(chan struct{}, 1), done: make(chan struct{})}
-	go c.read(stdout)
-	exited := make(chan error, 1)
-	closed := false
-	// end stops the command (closing its stdin, or with a signal) and
-	// waits for it to exit.
-	end := func(sig os.Signal) bool {
-		if closed {
-			return true
+	c := &client{timeout: *timeout, arrived: make(chan struct{}, 1), done: make(chan struct{})}
+	var t transport
+	if *url != "" {
+		ht, err := newHTTPTransport(c, os.ExpandEnv(*url), *legacy)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcpclient:", err)
+			return 1
 		}
-		closed = true
-		if sig != nil {
-			cmd.Process.Signal(sig)
-		} else {
-			stdin.Close()
+		t = ht
+	} else {
+		st, err := startStdio(c, fs.Arg(1), fs.Args()[2:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcpclient:", err)
+			return 1
 		}
-		go func() { <-c.readDone(); exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			}
-			fmt.Printf("exit %d\n", code)
-			return true
-		case <-time.After(*timeout):
-			fmt.Fprintln(os.Stderr, "mcpclient: the command did not exit")
-			cmd.Process.Kill()
-			return false
-		}
+		t = st
 	}
 	ok := true
 	for n, line := range strings.Split(string(session), "\n") {
@@ -102,7 +94,7 @@ func mcpClientMain(args []string) int {
 		var err error
 		switch verb {
 		case "send":
-			_, err = io.WriteString(stdin, rest+"\n")
+			err = t.send(rest)
 		case "init":
 			version, caps, _ := strings.Cut(rest, " ")
 			if version == "" {
@@ -111,9 +103,12 @@ func mcpClientMain(args []string) int {
 			if caps == "" {
 				caps = "{}"
 			}
-			io.WriteString(stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"mcpclient","version":"1"}}}`+"\n", version, caps))
-			if _, err = c.expect("id=\"init\""); err == nil {
-				_, err = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			err = t.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"mcpclient","version":"1"}}}`, version, caps))
+			if err == nil {
+				_, err = c.expect("id=\"init\"")
+			}
+			if err == nil {
+				err = t.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			}
 		case "expect":
 			var msg []byte
@@ -122,20 +117,28 @@ func mcpClientMain(args []string) int {
 			}
 		case "write":
 			err = os.WriteFile(rest, nil, 0o644)
+		case "wait-file":
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if _, serr := os.Stat(rest); serr == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					err = fmt.Errorf("no file %s after 20s", rest)
+					break
+				}
+				time.Sleep(10 * time.Millisecond) // polling for an event another process signals
+			}
 		case "get":
 			err = httpGet(os.ExpandEnv(rest))
-		case "close":
-			if !end(nil) {
-				err = errors.New("close failed")
-			}
-		case "signal":
-			if rest != "TERM" && rest != "INT" {
-				err = errors.New("signal TERM or signal INT")
-			} else if !end(map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[rest]) {
-				err = errors.New("the command did not exit after the signal")
-			}
+		case "sleep-ms":
+			// Only for behaviour that is about time passing (expiry), never
+			// to wait for an event.
+			var ms int
+			fmt.Sscan(rest, &ms)
+			time.Sleep(time.Duration(ms) * time.Millisecond)
 		default:
-			err = fmt.Errorf("unknown verb %q", verb)
+			err = t.verb(verb, rest)
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "mcpclient: %s:%d: %s: %v\n", fs.Arg(0), n+1, line, err)
@@ -143,7 +146,7 @@ func mcpClientMain(args []string) int {
 			break
 		}
 	}
-	if !end(nil) {
+	if !t.end() {
 		ok = false
 	}
 	for _, m := range c.leftovers() {
@@ -155,8 +158,92 @@ func mcpClientMain(args []string) int {
 	return 0
 }
 
+// transport is how mcpclient reaches the server.
+type transport interface {
+	send(msg string) error
+	verb(name, rest string) error // transport-specific session lines
+	end() bool                    // finish; false if that failed
+}
+
+// stdioTransport runs the server as a child process.
+type stdioTransport struct {
+	c       *client
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	timeout time.Duration
+	closed  bool
+}
+
+func startStdio(c *client, name string, args []string) (*stdioTransport, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go c.read(stdout)
+	return &stdioTransport{c: c, cmd: cmd, stdin: stdin, timeout: c.timeout}, nil
+}
+
+func (t *stdioTransport) send(msg string) error {
+	_, err := io.WriteString(t.stdin, msg+"\n")
+	return err
+}
+
+func (t *stdioTransport) verb(name, rest string) error {
+	switch name {
+	case "close":
+		if !t.stop(nil) {
+			return errors.New("close failed")
+		}
+	case "signal":
+		sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[rest]
+		if sig == nil {
+			return errors.New("signal TERM or signal INT")
+		}
+		if !t.stop(sig) {
+			return errors.New("the command did not exit after the signal")
+		}
+	default:
+		return fmt.Errorf("unknown verb %q", name)
+	}
+	return nil
+}
+
+func (t *stdioTransport) end() bool { return t.stop(nil) }
+
+// stop ends the command (closing its stdin, or with a signal) and waits
+// for it to exit.
+func (t *stdioTransport) stop(sig os.Signal) bool {
+	if t.closed {
+		return true
+	}
+	t.closed = true
+	if sig != nil {
+		t.cmd.Process.Signal(sig)
+	} else {
+		t.stdin.Close()
+	}
+	exited := make(chan error, 1)
+	go func() { <-t.c.readDone(); exited <- t.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		fmt.Printf("exit %d\n", code)
+		return true
+	case <-time.After(t.timeout):
+		fmt.Fprintln(os.Stderr, "mcpclient: the command did not exit")
+		t.cmd.Process.Kill()
+		return false
+	}
+}
+
 type client struct {
-	stdin   io.Writer
 	timeout time.Duration
 
 	mu       sync.Mutex
@@ -173,21 +260,26 @@ func (c *client) read(r io.Reader) {
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			canon, cerr := canonical(line)
-			if cerr != nil {
-				canon = []byte(fmt.Sprintf("NOT JSON: %q", line))
-			}
-			c.mu.Lock()
-			c.received = append(c.received, canon)
-			c.mu.Unlock()
-			select {
-			case c.arrived <- struct{}{}:
-			default:
-			}
+			c.add(line)
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// add records one message received.
+func (c *client) add(msg []byte) {
+	canon, err := canonical(msg)
+	if err != nil {
+		canon = []byte(fmt.Sprintf("NOT JSON: %q", msg))
+	}
+	c.mu.Lock()
+	c.received = append(c.received, canon)
+	c.mu.Unlock()
+	select {
+	case c.arrived <- struct{}{}:
+	default:
 	}
 }
 

@@ -211,7 +211,8 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 		if l.ctx.Err() != nil {
 			return
 		}
-		l.failRequest(m, "POST %s: %v", l.url, err)
+		// Unreachable: the link ends, so this request and every other one
+		// pending fail with the reason, and the supervisor retries.
 		l.markGone(fmt.Sprintf("cannot reach %s: %v", l.url, unwrapURLError(err)))
 		return
 	}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// httpTransport is mcpclient over Streamable HTTP, or with legacy set, the
+// older HTTP+SSE transport.
+type httpTransport struct {
+	c      *client
+	url    string
+	legacy bool
+	ctx    context.Context // ends the event streams
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	session  string
+	protocol string
+	headers  map[string]string
+	endpoint string // legacy: where to POST
+}
+
+func newHTTPTransport(c *client, rawURL string, legacy bool) (*httpTransport, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &httpTransport{c: c, url: rawURL, legacy: legacy, ctx: ctx, cancel: cancel, headers: map[string]string{}}
+	if err := waitHealthy(rawURL, c.timeout); err != nil {
+		return nil, err
+	}
+	if legacy {
+		ready := make(chan struct{})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer resp.Body.Close()
+			readEvents(resp.Body, func(typ string, data []byte) {
+				if typ == "endpoint" {
+					base, _ := url.Parse(rawURL)
+					ref, _ := url.Parse(string(data))
+					t.mu.Lock()
+					t.endpoint = base.ResolveReference(ref).String()
+					t.mu.Unlock()
+					close(ready)
+					return
+				}
+				c.add(data)
+			})
+		}()
+		select {
+		case <-ready:
+		case <-time.After(c.timeout):
+			return nil, errors.New("no endpoint event on the SSE stream")
+		}
+	}
+	return t, nil
+}
+
+// waitHealthy waits for the server to answer /healthz: it may still be
+// starting when the script runs the client.
+func waitHealthy(rawURL string, timeout time.Duration) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	health := u.Scheme + "://" + u.Host + "/healthz"
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(health)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not come up: %v", health, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the server to start listening
+	}
+}
+
+func (t *httpTransport) newRequest(method, target string, body []byte) *http.Request {
+	req, _ := http.NewRequestWithContext(t.ctx, method, target, bytes.NewReader(body))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session != "" && !t.legacy {
+		req.Header.Set("Mcp-Session-Id", t.session)
+	}
+	if t.protocol != "" && !t.legacy {
+		req.Header.Set("MCP-Protocol-Version", t.protocol)
+	}
+	for k, v := range t.headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	return req
+}
+
+func (t *httpTransport) send(msg string) error {
+	target := t.url
+	if t.legacy {
+		t.mu.Lock()
+		target = t.endpoint
+		t.mu.Unlock()
+	}
+	req := t.newRequest(http.MethodPost, target, []byte(msg))
+	if strings.Contains(msg, `"method":"initialize"`) {
+		req.Header.Del("Mcp-Session-Id") // an initialize starts a new session
+		req.Header.Del("MCP-Protocol-Version")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	// A POST is answered when the request finishes, which may be after the
+	// next session line (a tool waiting for a file the script writes next).
+	// Wait a little for the answer's headers so that errors print in script
+	// order; after that the answer is handled in the background.
+	headers := make(chan struct{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			close(headers)
+			if t.ctx.Err() == nil {
+				fmt.Printf("POST failed: %v\n", err)
+			}
+			return
+		}
+		t.answer(msg, resp, headers)
+	}()
+	select {
+	case <-headers:
+	case <-time.After(200 * time.Millisecond):
+	}
+	return nil
+}
+
+// answer handles a POST's answer; headers is closed once what must happen
+// before the next session line (printing an error status, noting the
+// session) has happened.
+func (t *httpTransport) answer(msg string, resp *http.Response, headers chan struct{}) {
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && strings.Contains(msg, `"method":"initialize"`) {
+		t.mu.Lock()
+		t.session = sid
+		t.mu.Unlock()
+	}
+	switch ct := resp.Header.Get("Content-Type"); {
+	case resp.StatusCode == http.StatusAccepted:
+		close(headers)
+	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
+		close(headers)
+		readEvents(resp.Body, func(_ string, data []byte) { t.noteProtocol(data); t.c.add(data) })
+	case resp.StatusCode == http.StatusOK:
+		body, _ := io.ReadAll(resp.Body)
+		t.noteProtocol(body)
+		t.c.add(body)
+		close(headers)
+	default:
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Printf("HTTP %d: %s\n", resp.StatusCode, strings.TrimSpace(string(body)))
+		if v := resp.Header.Get("WWW-Authenticate"); v != "" {
+			fmt.Printf("WWW-Authenticate: %s\n", v)
+		}
+		close(headers)
+	}
+}
+
+// noteProtocol keeps the negotiated version for the MCP-Protocol-Version header.
+func (t *httpTransport) noteProtocol(msg []byte) {
+	var r struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &r) == nil && r.Result.ProtocolVersion != "" {
+		t.mu.Lock()
+		t.protocol = r.Result.ProtocolVersion
+		t.mu.Unlock()
+	}
+}
+
+func (t *httpTransport) verb(name, rest string) error {
+	switch name {
+	case "header":
+		k, v, _ := strings.Cut(rest, ":")
+		t.mu.Lock()
+		if v = strings.TrimSpace(os.ExpandEnv(v)); v == "" {
+			delete(t.headers, k)
+		} else {
+			t.headers[k] = v
+		}
+		t.mu.Unlock()
+	case "session":
+		t.mu.Lock()
+		t.session = strings.TrimPrefix(rest, "-")
+		t.mu.Unlock()
+	case "save-session":
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return os.WriteFile(rest, []byte(t.session), 0o644)
+	case "load-session":
+		b, err := os.ReadFile(rest)
+		t.mu.Lock()
+		t.session = string(b)
+		t.mu.Unlock()
+		return err
+	case "listen":
+		req := t.newRequest(http.MethodGet, t.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			fmt.Printf("HTTP %d\n", resp.StatusCode)
+			return nil
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer resp.Body.Close()
+			readEvents(resp.Body, func(_ string, data []byte) { t.c.add(data) })
+		}()
+	case "delete":
+		resp, err := http.DefaultClient.Do(t.newRequest(http.MethodDelete, t.url, nil))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		fmt.Printf("HTTP %d\n", resp.StatusCode)
+	default:
+		return fmt.Errorf("unknown verb %q", name)
+	}
+	return nil
+}
+
+func (t *httpTransport) end() bool {
+	t.cancel()
+	t.wg.Wait()
+	return true
+}
+
+// readEvents calls on for each event of an event stream (the server writes
+// LF line ends; comments and other fields are skipped).
+func readEvents(r io.Reader, on func(typ string, data []byte)) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	typ, data := "message", []byte(nil)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if data != nil {
+				on(typ, bytes.TrimSuffix(data, []byte("\n")))
+			}
+			typ, data = "message", nil
+		case strings.HasPrefix(line, "event:"):
+			typ = strings.TrimSpace(line[len("event:"):])
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(line[len("data:"):], " ")...)
+			data = append(data, '\n')
+		}
+	}
+}
