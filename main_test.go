@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,13 +35,34 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		Setup: func(e *testscript.Env) error {
+			if os.Getenv("MCPGATE_INTEROP") == "1" {
+				// npm needs the user's home (its config, certificates, proxy).
+				for _, k := range []string{"HOME", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
+					if v, ok := os.LookupEnv(k); ok {
+						e.Setenv(k, v)
+					}
+				}
+			}
+			return nil
+		},
+		// [interop]: the optional scripts against real Node.js peers run only
+		// when asked for; the required suite needs no network and no Node.js.
+		Condition: func(cond string) (bool, error) {
+			if cond != "interop" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, err := exec.LookPath("npm")
+			return os.Getenv("MCPGATE_INTEROP") == "1" && err == nil, nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"alive":       cmdAlive,
-			"count-lines": cmdCountLines,
-			"freeport":    cmdFreePort,
-			"waitfile":    cmdWaitFile,
-			"waithttp":    cmdWaitHTTP,
-			"touch":       cmdTouch,
+			"alive":        cmdAlive,
+			"count-lines":  cmdCountLines,
+			"freeport":     cmdFreePort,
+			"waitfile":     cmdWaitFile,
+			"waithttp":     cmdWaitHTTP,
+			"waithttp-any": cmdWaitHTTPAny,
+			"touch":        cmdTouch,
 		},
 	})
 }
@@ -115,6 +137,21 @@ func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// cmdWaitHTTPAny: waithttp-any URL — waits (up to 20s) for anything to
+// answer at URL, whatever the status.
+func cmdWaitHTTPAny(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waithttp-any URL")
+	}
+	waitFor(ts, args[0], func() bool {
+		resp, err := http.Get(args[0])
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
 	})
 }
 

@@ -76,11 +76,11 @@ func startProcess(s config.Server, maxMessage int, logLine func(string)) (*proce
 		return nil, fmt.Errorf("cannot start %q: %w", s.Command, unwrapExec(err))
 	}
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
-	p.Stream = jsonrpc.NewLineStream(outR, inW, closerFunc(func() error {
-		inW.Close()
-		outR.Close()
-		return nil
-	}), maxMessage)
+	// Closing the stream closes only the child's stdin, as the spec's
+	// shutdown asks: the child may still write while it winds down, and
+	// closing its stdout under it would kill it with EPIPE. Our end of
+	// stdout is closed once the child has exited (stop).
+	p.Stream = jsonrpc.NewLineStream(outR, inW, inW, maxMessage)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
@@ -149,10 +149,6 @@ func (p *process) exitReason(wait time.Duration) string {
 	}
 	return reason
 }
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
 
 func (p *process) gone() <-chan struct{} { return p.exited }
 
