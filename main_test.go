@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -103,15 +104,32 @@ func cmdCountLines(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdFreePort: freeport NAME — sets $NAME to a free TCP port on loopback.
+// Scripts run in parallel, and a port just closed may be handed out again:
+// no port is given to two scripts.
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: freeport NAME")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	ts.Check(err)
-	ts.Setenv(args[0], fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
-	ln.Close()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		givenPorts.Lock()
+		taken := givenPorts.m[port]
+		givenPorts.m[port] = true
+		givenPorts.Unlock()
+		if !taken {
+			ts.Setenv(args[0], fmt.Sprint(port))
+			return
+		}
+	}
 }
+
+var givenPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
 
 // cmdWaitFile: waitfile FILE — waits (up to 20s) for FILE to exist: the
 // event a background client signals with its "write" line.

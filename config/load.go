@@ -266,10 +266,12 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			s.Cwd = l.str(fpath, m.Value, strict)
 		case "url":
 			s.URL = l.str(fpath, m.Value, strict)
+			var written string // as written: the expanded URL may hold a secret
+			json.Unmarshal(m.Value, &written)
 			if s.URL == "" && strict {
 				l.addf(fpath, "must not be empty")
 			} else if strict && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-				l.addf(fpath, "must be an http:// or https:// URL, not %q", s.URL)
+				l.addf(fpath, "must be an http:// or https:// URL, not %q", written)
 			}
 		case "headers":
 			s.Headers = l.strMap(fpath, m.Value, strict)

@@ -209,7 +209,11 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), g.shutdownGrace)
+	grace := g.shutdownGrace
+	if a, ok := stream.(interface{ abandoned() bool }); ok && a.abandoned() {
+		grace = 0 // the client ended the session itself (DELETE): nobody waits for answers
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), grace)
 	err := s.conn.Wait(wctx)
 	cancel()
 	if err != nil {

@@ -466,6 +466,7 @@ func (f *HTTPFront) serveDelete(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	delete(f.sessions, hs.id)
 	f.mu.Unlock()
+	hs.stream.deleted.Store(true)
 	hs.stream.end()
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -28,6 +28,7 @@ import (
 type httpLink struct {
 	name    string
 	url     string
+	shown   string // url without credentials or query, for messages: they must not echo secrets
 	headers map[string]string
 	client  *http.Client
 	max     int
@@ -59,7 +60,7 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 		maxMessage = jsonrpc.DefaultMaxMessage
 	}
 	return &httpLink{
-		name: s.Name, url: s.URL, headers: s.Headers, max: maxMessage, version: version, log: log,
+		name: s.Name, url: s.URL, shown: redactURL(s.URL), headers: s.Headers, max: maxMessage, version: version, log: log,
 		// No overall timeout: event streams are long-lived. Requests are
 		// bounded by the gateway's per-request deadlines instead.
 		client: &http.Client{},
@@ -213,7 +214,7 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 		}
 		// Unreachable: the link ends, so this request and every other one
 		// pending fail with the reason, and the supervisor retries.
-		l.markGone(fmt.Sprintf("cannot reach %s: %v", l.url, unwrapURLError(err)))
+		l.markGone(fmt.Sprintf("cannot reach %s: %v", l.shown, unwrapURLError(err)))
 		return
 	}
 	defer resp.Body.Close()
@@ -253,6 +254,19 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 	}
 }
 
+// redactURL drops what may hold a secret (user info, the query) from a URL
+// that is about to appear in an error or a log.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// unwrapURLError drops net/http's "Post \"URL\":" wrapping, which would
+// echo the full URL.
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -424,7 +438,7 @@ func (l *httpLink) reinitialize(old string) error {
 	if resp, err := l.client.Do(req); err == nil {
 		resp.Body.Close()
 	}
-	l.log.Warn("upstream forgot our session; started a new one and retried", "url", l.url)
+	l.log.Warn("upstream forgot our session; started a new one and retried", "url", l.shown)
 	return nil
 }
 
@@ -448,7 +462,7 @@ func (l *httpLink) sendLegacy(msg []byte, m *jsonrpc.Message) {
 	resp, err := l.client.Do(req)
 	if err != nil {
 		if l.ctx.Err() == nil {
-			l.failRequest(m, "POST %s: %v", endpoint, err)
+			l.failRequest(m, "POST %s: %v", redactURL(endpoint), unwrapURLError(err))
 		}
 		return
 	}
@@ -475,7 +489,7 @@ func (l *httpLink) legacyEndpoint() (string, error) {
 	case <-l.ctx.Done():
 		return "", errors.New("the link closed")
 	case <-time.After(30 * time.Second):
-		return "", fmt.Errorf("GET %s announced no endpoint within 30s", l.url)
+		return "", fmt.Errorf("GET %s announced no endpoint within 30s", l.shown)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -506,12 +520,12 @@ func (l *httpLink) runLegacyStream(up chan struct{}) {
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := l.client.Do(req)
 	if err != nil {
-		fail(fmt.Sprintf("cannot reach %s: %v", l.url, unwrapURLError(err)))
+		fail(fmt.Sprintf("cannot reach %s: %v", l.shown, unwrapURLError(err)))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		fail(fmt.Sprintf("GET %s (HTTP+SSE transport): HTTP %s", l.url, resp.Status))
+		fail(fmt.Sprintf("GET %s (HTTP+SSE transport): HTTP %s", l.shown, resp.Status))
 		return
 	}
 	sr := newSSEReader(resp.Body, l.max)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -21,6 +22,7 @@ type httpStream struct {
 	inbox   chan []byte   // messages the client POSTed, for the connection's reader
 	ended   chan struct{} // closed when the session ends
 	endOnce sync.Once
+	deleted atomic.Bool // the client ended the session: its requests are abandoned at once
 
 	mu         sync.Mutex
 	posts      map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
@@ -110,6 +112,8 @@ func (st *httpStream) Close() error {
 	st.end()
 	return nil
 }
+
+func (st *httpStream) abandoned() bool { return st.deleted.Load() }
 
 // end ends the session: its reader sees EOF and its streams finish.
 func (st *httpStream) end() {
