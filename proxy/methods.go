@@ -135,16 +135,9 @@ func (s *session) reportMissing(k kind, results []listResult, res json.RawMessag
 // prompts/get), renaming it to the upstream's own name.
 func nameHandler(method string, k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
 	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-		ms, name, err := stringParam(params, "name")
+		rt, name, params, err := s.routeParam(ctx, params, "name", k)
 		if err != nil {
 			return nil, err
-		}
-		rt, err := s.g.resolve(ctx, k, name)
-		if err != nil {
-			return nil, err
-		}
-		if rt.name != name {
-			params = ms.Replace(params, "name", quote(rt.name))
 		}
 		res, err := s.forward(ctx, rt, method, name, params, rec)
 		if err == nil && method == methodToolsCall {
@@ -162,6 +155,24 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 	params, release, watch := s.g.mapProgressToken(s, req.id, rt.up, params)
 	defer release()
 	return rt.up.callWatched(ctx, method, params, watch)
+}
+
+// routeParam resolves the name or URI a request carries in params[key] and
+// returns the route, the name as the client wrote it, and params with the
+// upstream's own name in its place.
+func (s *session) routeParam(ctx context.Context, params json.RawMessage, key string, k kind) (route, string, json.RawMessage, error) {
+	ms, name, err := stringParam(params, key)
+	if err != nil {
+		return route{}, "", nil, err
+	}
+	rt, err := s.g.resolve(ctx, k, name)
+	if err != nil {
+		return route{}, "", nil, err
+	}
+	if rt.name != name {
+		params = ms.Replace(params, key, quote(rt.name))
+	}
+	return rt, name, params, nil
 }
 
 // stringParam reads a required string member of params.
@@ -184,16 +195,9 @@ func stringParam(params json.RawMessage, key string) (jsonrpc.MemberList, string
 // readResource routes resources/read by URI, and gives the contents back
 // under the URI the client asked for.
 func (s *session) readResource(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	ms, uri, err := stringParam(params, "uri")
+	rt, uri, params, err := s.routeParam(ctx, params, "uri", kindResources)
 	if err != nil {
 		return nil, err
-	}
-	rt, err := s.g.resolve(ctx, kindResources, uri)
-	if err != nil {
-		return nil, err
-	}
-	if rt.name != uri {
-		params = ms.Replace(params, "uri", quote(rt.name))
 	}
 	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
 	if err != nil || rt.name == uri {

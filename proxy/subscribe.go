@@ -28,11 +28,7 @@ func (u *upstream) offersSubscribe() bool {
 }
 
 func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	ms, uri, err := stringParam(params, "uri")
-	if err != nil {
-		return nil, err
-	}
-	rt, err := s.g.resolve(ctx, kindResources, uri)
+	rt, uri, params, err := s.routeParam(ctx, params, "uri", kindResources)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +49,7 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 	if !first {
 		return json.RawMessage("{}"), nil
 	}
-	if _, err := s.forward(ctx, rt, methodSubscribe, uri, ms.Replace(params, "uri", quote(rt.name)), rec); err != nil {
+	if _, err := s.forward(ctx, rt, methodSubscribe, uri, params, rec); err != nil {
 		s.g.mu.Lock()
 		delete(s.g.subs[key], s)
 		if len(s.g.subs[key]) == 0 {
@@ -66,11 +62,7 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 }
 
 func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	ms, uri, err := stringParam(params, "uri")
-	if err != nil {
-		return nil, err
-	}
-	rt, err := s.g.resolve(ctx, kindResources, uri)
+	rt, uri, params, err := s.routeParam(ctx, params, "uri", kindResources)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +70,7 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	if !s.g.removeSubscriber(subKey{rt.up, rt.name}, s) {
 		return json.RawMessage("{}"), nil
 	}
-	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, ms.Replace(params, "uri", quote(rt.name)), rec); err != nil {
+	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, params, rec); err != nil {
 		return nil, err
 	}
 	return json.RawMessage("{}"), nil
