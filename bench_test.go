@@ -33,6 +33,21 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 }
 
+// BenchmarkToolCallWorking is BenchmarkToolCall for a tool that works for
+// a millisecond, as real tools do: the gateway's cost against real work.
+func BenchmarkToolCallWorking(b *testing.B) {
+	dir := b.TempDir()
+	spec := writeFile(b, dir, "work.json", `{"name": "work", "tools": [{"name": "work", "do": {"text": "ok", "work": "1ms"}}]}`)
+	gate := writeFile(b, dir, "gate.json", fmt.Sprintf(`{"mcpServers": {"fake": {"command": "fakeupstream", "args": [%q]}}}`, spec))
+	args := json.RawMessage(`{"text":"hello"}`)
+	b.Run("direct", func(b *testing.B) {
+		benchCalls(b, "work", args, "fakeupstream", spec)
+	})
+	b.Run("gateway", func(b *testing.B) {
+		benchCalls(b, "fake__work", args, "mcpgate", "-config", gate, "-log-level", "error")
+	})
+}
+
 // BenchmarkListTenSlow: ten upstreams each take 20ms to list their tools; a
 // merged tools/list should take about 20ms, not 200ms.
 func BenchmarkListTenSlow(b *testing.B) {

@@ -53,6 +53,7 @@ type fakeBehaviour struct {
 	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
 	Progress    int             `json:"progress"`      // send this many progress notifications first
 	ProgressGap string          `json:"progress_gap"`  // wait this long before each progress notification
+	Work        string          `json:"work"`          // take this long to answer (a tool doing work, for benchmarks)
 	Crash       bool            `json:"crash"`         // exit 3 instead of answering
 	Notify      string          `json:"notify"`        // send this notification (method) before answering
 	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
@@ -398,6 +399,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 				return nil, fmt.Errorf("%w: no tools/list came after %s", jsonrpc.ErrInternal, do.Notify)
 			}
 		}
+	}
+	if d, err := time.ParseDuration(do.Work); err == nil {
+		time.Sleep(d) // the tool's own work: what a benchmark measures against
 	}
 	if do.AwaitAsk {
 		select {

@@ -213,6 +213,12 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	g.Start()
 	log.Info("mcpgate serving on stdio", "version", version, "servers", len(cfg.Enabled()))
+	if f, ok := stdin.(*os.File); ok {
+		stdin = pollable(f, "/dev/stdin")
+	}
+	if f, ok := stdout.(*os.File); ok {
+		stdout = pollable(f, "/dev/stdout")
+	}
 	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
 	if cerr := g.Close(); err == nil {
 		err = cerr

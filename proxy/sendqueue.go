@@ -27,6 +27,7 @@ type sendQueue struct {
 	bytes   int
 	limit   int
 	closed  bool
+	writing bool          // someone holds the right to write (the loop, or a caller draining)
 	dropped int           // notifications dropped while full, since the last report
 	done    chan struct{} // closed when the writer goroutine has returned
 	onDrop  func(n int)   // told once per episode of dropping
@@ -63,6 +64,12 @@ func (q *sendQueue) WriteRelated(msg []byte, related jsonrpc.ID, final bool) err
 		return jsonrpc.ErrClosed
 	}
 	q.push(queued{msg, related, final})
+	if !q.writing {
+		// Nobody is writing: write it ourselves rather than wake the loop.
+		// A response is written by the goroutine that made it, saving a
+		// handoff on every call; the FIFO and the single writer are kept.
+		q.drain()
+	}
 	return nil
 }
 
@@ -92,20 +99,33 @@ func (q *sendQueue) push(m queued) {
 
 func (q *sendQueue) writeLoop() {
 	defer close(q.done)
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	for {
-		q.mu.Lock()
-		for len(q.msgs) == 0 && !q.closed {
+		for (len(q.msgs) == 0 || q.writing) && !q.closed {
 			q.wake.Wait()
 		}
+		if q.writing {
+			q.wake.Wait() // closed: let the caller that is writing finish
+			continue
+		}
 		if len(q.msgs) == 0 {
-			q.mu.Unlock()
 			return
 		}
+		q.drain()
+	}
+}
+
+// drain writes queued messages in order until none is left, taking the
+// right to write. q.mu is held on entry and exit, never across a write.
+func (q *sendQueue) drain() {
+	q.writing = true
+	for len(q.msgs) > 0 {
 		m := q.msgs[0]
 		q.msgs[0] = queued{}
 		q.msgs = q.msgs[1:]
 		q.mu.Unlock()
-		var err error // no lock held across the write
+		var err error
 		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
 			err = rw.WriteRelated(m.msg, m.related, m.final)
 		} else {
@@ -113,19 +133,15 @@ func (q *sendQueue) writeLoop() {
 		}
 		q.mu.Lock()
 		q.bytes -= len(m.msg)
-		if len(q.msgs) == 0 {
-			q.dropped = 0 // the episode is over
-		}
-		q.wake.Broadcast()
-		q.mu.Unlock()
 		if err != nil {
-			q.mu.Lock()
 			q.closed = true
 			q.msgs, q.bytes = nil, 0
-			q.wake.Broadcast()
-			q.mu.Unlock()
 		}
+		q.wake.Broadcast()
 	}
+	q.dropped = 0 // the episode, if any, is over
+	q.writing = false
+	q.wake.Broadcast()
 }
 
 // Close stops taking messages, gives the writer up to grace to deliver what
