@@ -63,6 +63,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 0
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
+			fmt.Fprintln(stdout, "\nFlags for running the gateway:")
+			fs, _ := gatewayFlags(stdout)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
 	}
@@ -183,10 +187,24 @@ func indentErrors(err error) string {
 	return "mcpgate: " + err.Error()
 }
 
+// gatewayOptions are the flags of running the gateway itself.
+type gatewayOptions struct {
+	*commonFlags
+	metrics string
+	listen  string
+}
+
+func gatewayFlags(stderr io.Writer) (*flag.FlagSet, *gatewayOptions) {
+	fs, c := newFlagSet("mcpgate [flags]", "Runs the gateway. The MCP client speaks to it on stdin and stdout\n(or over HTTP with -listen); upstream servers come from the config.", stderr)
+	o := &gatewayOptions{commonFlags: c}
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics (e.g. 127.0.0.1:9464)")
+	fs.StringVar(&o.listen, "listen", "", "serve MCP over HTTP at `addr` (e.g. 127.0.0.1:8931) instead of stdio")
+	return fs, o
+}
+
 func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs, c := newFlagSet("mcpgate [flags]", "Runs the gateway. The MCP client speaks to it on stdin and stdout;\nupstream servers come from the config.", stderr)
-	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (e.g. 127.0.0.1:9464)")
-	listen := fs.String("listen", "", "serve MCP over HTTP at `addr` (e.g. 127.0.0.1:8931) instead of stdio")
+	fs, o := gatewayFlags(stderr)
+	c, metricsAddr, listen := o.commonFlags, &o.metrics, &o.listen
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}

@@ -31,6 +31,36 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, scriptCommands)
 }
 
+// scriptCmds are the commands scripts run in the test process.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"alive":        cmdAlive,
+	"count-lines":  cmdCountLines,
+	"freeport":     cmdFreePort,
+	"waitfile":     cmdWaitFile,
+	"waithttp":     cmdWaitHTTP,
+	"waithttp-any": cmdWaitHTTPAny,
+	"touch":        cmdTouch,
+}
+
+// TestScriptREADME keeps testdata/script/README.md true: every program and
+// command a script can use is described there.
+func TestScriptREADME(t *testing.T) {
+	readme, err := os.ReadFile("testdata/script/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range scriptCmds {
+		if !strings.Contains(string(readme), "- `"+name+" ") && !strings.Contains(string(readme), "- `"+name+"`") {
+			t.Errorf("testdata/script/README.md does not describe the command %q", name)
+		}
+	}
+	for name := range scriptCommands {
+		if !strings.Contains(string(readme), "- `"+name) {
+			t.Errorf("testdata/script/README.md does not describe the program %q", name)
+		}
+	}
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -56,15 +86,7 @@ func TestScripts(t *testing.T) {
 			_, err := exec.LookPath("npm")
 			return os.Getenv("MCPGATE_INTEROP") == "1" && err == nil, nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"alive":        cmdAlive,
-			"count-lines":  cmdCountLines,
-			"freeport":     cmdFreePort,
-			"waitfile":     cmdWaitFile,
-			"waithttp":     cmdWaitHTTP,
-			"waithttp-any": cmdWaitHTTPAny,
-			"touch":        cmdTouch,
-		},
+		Cmds: scriptCmds,
 	})
 }
 
