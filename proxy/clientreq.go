@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -38,18 +37,10 @@ type caller struct {
 	seq uint64
 }
 
-var callerSeq struct {
-	sync.Mutex
-	n uint64
-}
-
 // addCaller records that a client request is in flight here; the returned
 // function removes it.
 func (u *upstream) addCaller(r clientRequest) func() {
-	callerSeq.Lock()
-	callerSeq.n++
-	c := &caller{clientRequest: r, seq: callerSeq.n}
-	callerSeq.Unlock()
+	c := &caller{clientRequest: r, seq: u.g.callerSeq.Add(1)}
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
 	u.mu.Unlock()

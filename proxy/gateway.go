@@ -9,6 +9,9 @@
 //	err = g.Serve(ctx, stream)       // one client session; call once per client
 //	g.Close()                        // stop every upstream
 //
+// To serve clients over HTTP instead, hand NewHTTPFront(g, cfg.HTTP, addr)
+// to an http.Server, and Close it before the gateway.
+//
 // Data flow: a client's request arrives on its session's jsonrpc.Conn, is
 // routed by name through the name table to one upstream (or fanned out to
 // all of them for lists), sent there with an id the gateway mints, and the
@@ -29,6 +32,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -70,6 +74,7 @@ type Gateway struct {
 	names     *nameTable
 	progress  *progressTable
 	metrics   *metrics
+	callerSeq atomic.Uint64 // orders client requests in flight, to find the most recent
 
 	ctx        context.Context // ends at Close; parent of connection attempts
 	cancel     context.CancelFunc

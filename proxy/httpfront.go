@@ -367,7 +367,8 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSess
 
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
-	hs := &httpSession{id: newSessionID(), stream: newHTTPStream(legacy), legacy: legacy, lastUsed: time.Now()}
+	id := newSessionID()
+	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy), legacy: legacy, lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()

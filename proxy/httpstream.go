@@ -17,7 +17,8 @@ import (
 // everything else goes on the session's GET stream (held in a bounded
 // backlog while none is open).
 type httpStream struct {
-	legacy bool // HTTP+SSE: everything goes on the GET stream, answers too
+	id     string // the session's Mcp-Session-Id
+	legacy bool   // HTTP+SSE: everything goes on the GET stream, answers too
 
 	inbox   chan []byte   // messages the client POSTed, for the connection's reader
 	ended   chan struct{} // closed when the session ends
@@ -31,8 +32,8 @@ type httpStream struct {
 	backlog    [][]byte                   // for the GET stream while none is open
 }
 
-func newHTTPStream(legacy bool) *httpStream {
-	return &httpStream{legacy: legacy, inbox: make(chan []byte), ended: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
+func newHTTPStream(id string, legacy bool) *httpStream {
+	return &httpStream{id: id, legacy: legacy, inbox: make(chan []byte), ended: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
 }
 
 func (st *httpStream) Read() ([]byte, error) {
@@ -114,6 +115,8 @@ func (st *httpStream) Close() error {
 }
 
 func (st *httpStream) abandoned() bool { return st.deleted.Load() }
+
+func (st *httpStream) sessionID() string { return st.id }
 
 // end ends the session: its reader sees EOF and its streams finish.
 func (st *httpStream) end() {

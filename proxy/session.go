@@ -33,7 +33,11 @@ type session struct {
 }
 
 func newSession(g *Gateway, stream jsonrpc.Stream) *session {
-	s := &session{g: g, id: newSessionID(), ready: make(chan struct{})}
+	id := newSessionID()
+	if named, ok := stream.(interface{ sessionID() string }); ok {
+		id = named.sessionID() // HTTP: the Mcp-Session-Id, so logs and audit match what clients see
+	}
+	s := &session{g: g, id: id, ready: make(chan struct{})}
 	s.out = newSendQueue(stream, sessionQueueBytes, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
