@@ -168,6 +168,15 @@ func (t *httpTransport) answer(msg string, resp *http.Response, headers chan str
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case resp.StatusCode == http.StatusAccepted:
+		// A request answered with 202 got no answer (the client cancelled
+		// it): record that, so that a script can expect it by its id.
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if !t.legacy && json.Unmarshal([]byte(msg), &m) == nil && m.Method != "" && len(m.ID) > 0 {
+			t.c.add([]byte(fmt.Sprintf(`{"httpStatus":202,"id":%s}`, m.ID)))
+		}
 		close(headers)
 	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
 		close(headers)

@@ -49,7 +49,9 @@ import (
 //	delete               DELETE the session and print the status
 //
 // Each printed message is canonical JSON (sorted keys), one per line; an HTTP
-// answer that is not 200 or 202 prints as "HTTP STATUS: BODY". When the
+// answer that is not 200 or 202 prints as "HTTP STATUS: BODY", and a request
+// answered with 202 (no answer: it was cancelled) arrives as the message
+// {"httpStatus":202,"id":ID}. When the
 // session ends (stdio: stdin is closed and the exit status printed), any
 // message never expected is printed as "unexpected: JSON".
 func mcpClientMain(args []string) int {

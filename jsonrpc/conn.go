@@ -255,6 +255,11 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		suppressed := flight.cancelled
 		c.mu.Unlock()
 		if suppressed {
+			// No answer goes out, but a stream that routes by request must
+			// learn that this one is over (an HTTP POST still open for it).
+			if rw, ok := c.stream.(RelatedWriter); ok {
+				rw.WriteRelated(nil, msg.ID, true)
+			}
 			return nil
 		}
 		resp := &Message{ID: msg.ID, Result: result}

@@ -23,7 +23,9 @@ type Stream interface {
 // RelatedWriter is implemented by streams that route a message by the
 // incoming request it belongs to: in MCP's Streamable HTTP, the answer to a
 // POST, and what precedes it, go back on that POST's response. final marks
-// the response to related itself, after which nothing more belongs to it.
+// the response to related itself, after which nothing more belongs to it;
+// a final call with a nil msg says the request ended with no answer (the
+// peer cancelled it).
 type RelatedWriter interface {
 	WriteRelated(msg []byte, related ID, final bool) error
 }

@@ -103,7 +103,7 @@ func (st *httpStream) WriteRelated(msg []byte, related jsonrpc.ID, final bool) e
 	if p != nil && p.send(msg, final) {
 		return nil
 	}
-	if final {
+	if final || msg == nil {
 		return nil
 	}
 	return st.Write(msg)
@@ -174,6 +174,12 @@ func (p *postWaiter) send(msg []byte, final bool) bool {
 func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
 	streaming := false
 	write := func(m postMsg) bool {
+		if m.msg == nil { // cancelled by the client: no answer comes
+			if !streaming {
+				w.WriteHeader(http.StatusAccepted)
+			}
+			return true
+		}
 		if !streaming && m.final {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(m.msg)

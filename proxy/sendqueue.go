@@ -128,7 +128,7 @@ func (q *sendQueue) drain() {
 		var err error
 		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
 			err = rw.WriteRelated(m.msg, m.related, m.final)
-		} else {
+		} else if m.msg != nil {
 			err = q.Stream.Write(m.msg)
 		}
 		q.mu.Lock()
