@@ -104,7 +104,20 @@ func (l *loader) load() *Config {
 	}
 	cfg := &Config{Namespace: true, CacheTTL: DefaultCacheTTL}
 	serversKey := ""
+	durations := map[string]*time.Duration{
+		"cache_ttl":      &cfg.CacheTTL,
+		"shutdown_grace": &cfg.ShutdownGrace,
+		"stop_grace":     &cfg.StopGrace,
+		"max_backoff":    &cfg.MaxBackoff,
+		"session_idle":   &cfg.HTTP.SessionIdle,
+	}
 	for _, m := range top {
+		if dst, ok := durations[m.Key]; ok {
+			if d, ok := l.duration(m.Key, m.Value); ok {
+				*dst = d
+			}
+			continue
+		}
 		switch m.Key {
 		case "mcpServers", "servers":
 			if serversKey != "" {
@@ -117,22 +130,6 @@ func (l *loader) load() *Config {
 			l.decode(m.Key, m.Value, &cfg.Namespace)
 		case "audit":
 			cfg.Audit = l.audit(m.Value)
-		case "cache_ttl":
-			if d, ok := l.duration(m.Key, m.Value); ok {
-				cfg.CacheTTL = d
-			}
-		case "shutdown_grace":
-			if d, ok := l.duration(m.Key, m.Value); ok {
-				cfg.ShutdownGrace = d
-			}
-		case "stop_grace":
-			if d, ok := l.duration(m.Key, m.Value); ok {
-				cfg.StopGrace = d
-			}
-		case "max_backoff":
-			if d, ok := l.duration(m.Key, m.Value); ok {
-				cfg.MaxBackoff = d
-			}
 		case "listen":
 			cfg.HTTP.Listen = l.str(m.Key, m.Value, true)
 		case "path":
@@ -143,10 +140,6 @@ func (l *loader) load() *Config {
 			cfg.HTTP.AllowedOrigins = l.strList(m.Key, m.Value)
 		case "allowed_hosts":
 			cfg.HTTP.AllowedHosts = l.strList(m.Key, m.Value)
-		case "session_idle":
-			if d, ok := l.duration(m.Key, m.Value); ok {
-				cfg.HTTP.SessionIdle = d
-			}
 		case "auth":
 			cfg.HTTP.Tokens = l.auth(m.Value)
 		case "page_size":
