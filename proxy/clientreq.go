@@ -34,17 +34,23 @@ func requestFrom(ctx context.Context) (clientRequest, bool) {
 // caller is one client request in flight to an upstream.
 type caller struct {
 	clientRequest
-	seq uint64
+	seq  uint64
+	upID jsonrpc.ID // the id it went upstream with; set once sent. Guarded by upstream.mu.
 }
 
-// addCaller records that a client request is in flight here; the returned
-// function removes it.
-func (u *upstream) addCaller(r clientRequest) func() {
+// addCaller records that a client request is in flight here. sent tells it
+// the id the request went upstream with; done removes it.
+func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func()) {
 	c := &caller{clientRequest: r, seq: u.g.callerSeq.Add(1)}
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
 	u.mu.Unlock()
-	return func() {
+	sent = func(id jsonrpc.ID) {
+		u.mu.Lock()
+		c.upID = id
+		u.mu.Unlock()
+	}
+	return sent, func() {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		for i, x := range u.callers {
@@ -56,12 +62,23 @@ func (u *upstream) addCaller(r clientRequest) func() {
 	}
 }
 
-// causingRequest is the most recent client request in flight to u.
-func (u *upstream) causingRequest() (clientRequest, bool) {
+// causingRequest is the client request a server's request belongs to: the
+// one the server names, when its transport says (an HTTP server sends it on
+// the answer stream of our request); else the most recent one in flight.
+func (u *upstream) causingRequest(serverReq jsonrpc.ID) (clientRequest, bool) {
+	var related jsonrpc.ID
+	if rl, ok := u.currentLink().(interface {
+		relatedTo(jsonrpc.ID) (jsonrpc.ID, bool)
+	}); ok {
+		related, _ = rl.relatedTo(serverReq)
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var best *caller
 	for _, c := range u.callers {
+		if related.IsValid() && c.upID == related {
+			return c.clientRequest, true
+		}
 		if best == nil || c.seq > best.seq {
 			best = c
 		}
@@ -77,7 +94,7 @@ func (u *upstream) causingRequest() (clientRequest, bool) {
 // initialized; else, for roots/list, from the server's configured roots.
 // Never by silence, never by an invented answer.
 func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
-	cause, ok := u.causingRequest()
+	cause, ok := u.causingRequest(msg.ID)
 	s := cause.s
 	if !ok {
 		s = u.g.onlySession(ctx)

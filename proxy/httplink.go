@@ -51,6 +51,7 @@ type httpLink struct {
 	legacyUp   chan struct{}   // closed once the legacy stream announced its endpoint
 	getOpen    bool
 	lastErr    string
+	related    map[jsonrpc.ID]jsonrpc.ID // a server request → our request on whose answer stream it came
 	reinits    atomic.Int64
 }
 
@@ -91,11 +92,14 @@ func (l *httpLink) Write(msg []byte) error {
 	if err != nil {
 		return err
 	}
+	l.mu.Lock()
 	if m.Method == methodInitialize {
-		l.mu.Lock()
 		l.initParams = m.Params
-		l.mu.Unlock()
 	}
+	if m.IsResponse() {
+		delete(l.related, m.ID) // answered: the server's request is done
+	}
+	l.mu.Unlock()
 	l.work.Add(1)
 	go func() {
 		defer l.work.Done()
@@ -320,17 +324,42 @@ func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message) bool {
 		if ev.Type != "message" || len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue
 		}
-		if m != nil && m.IsRequest() && isAnswerTo(ev.Data, m.ID) {
-			answered = true
-			l.noteProtocol(m, ev.Data)
+		if m != nil && m.IsRequest() {
+			if d, err := jsonrpc.Decode(ev.Data); err == nil {
+				switch {
+				case d.IsResponse() && d.ID == m.ID:
+					answered = true
+					l.noteProtocol(m, ev.Data)
+				case d.IsRequest():
+					l.relate(d.ID, m.ID)
+				}
+			}
 		}
 		l.push(ev.Data)
 	}
 }
 
-func isAnswerTo(msg []byte, id jsonrpc.ID) bool {
-	d, err := jsonrpc.Decode(msg)
-	return err == nil && d.IsResponse() && d.ID == id
+// maxRelated bounds the server requests remembered; an unanswered one is
+// forgotten first come, first gone.
+const maxRelated = 1024
+
+// relate remembers that the server's request came on the answer stream of
+// our request ours: the client request behind ours is the one to ask.
+func (l *httpLink) relate(serverReq, ours jsonrpc.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.related == nil || len(l.related) >= maxRelated {
+		l.related = map[jsonrpc.ID]jsonrpc.ID{}
+	}
+	l.related[serverReq] = ours
+}
+
+// relatedTo returns the request of ours a server request came with.
+func (l *httpLink) relatedTo(serverReq jsonrpc.ID) (jsonrpc.ID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.related[serverReq]
+	return id, ok
 }
 
 // noteProtocol keeps the protocol version the server answered initialize

@@ -154,8 +154,11 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 		return nil, err
 	}
 	l := u.currentLink()
+	sent := func(jsonrpc.ID) {}
 	if r, ok := requestFrom(ctx); ok {
-		defer u.addCaller(r)()
+		var done func()
+		sent, done = u.addCaller(r)
+		defer done()
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -168,6 +171,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	if err != nil {
 		return nil, u.closedError(method, l)
 	}
+	sent(call.ID())
 	res, err := call.Wait(tctx)
 	if err == nil {
 		return res, nil
