@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Handler serves what the peer sends.
@@ -60,6 +61,7 @@ type Conn struct {
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	handlers      sync.WaitGroup // running request handlers
+	running       atomic.Int64   // how many; handlers cannot be asked
 	readerDone    chan struct{}  // closed when the reader goroutine has returned
 
 	mu       sync.Mutex
@@ -108,8 +110,12 @@ func (c *Conn) Err() error {
 	return c.readErr
 }
 
-// Wait waits until no request handler is running, or ctx ends.
+// Wait waits until no request handler is running, or ctx ends. It returns
+// nil at once when none is running, whatever ctx.
 func (c *Conn) Wait(ctx context.Context) error {
+	if c.running.Load() == 0 {
+		return nil
+	}
 	idle := make(chan struct{})
 	go func() { c.handlers.Wait(); close(idle) }()
 	select {
@@ -272,11 +278,13 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		return run()
 	}
 	c.handlers.Add(1)
+	c.running.Add(1)
 	if batch != nil {
 		batch.wg.Add(1)
 	}
 	go func() {
 		defer c.handlers.Done()
+		defer c.running.Add(-1)
 		resp := run()
 		if batch != nil {
 			batch.add(resp)
@@ -332,8 +340,10 @@ func (c *Conn) dispatchBatch(data []byte) {
 	// The reply needs every answer; waiting here keeps the batch's
 	// notifications ordered before whatever the peer sends next.
 	c.handlers.Add(1)
+	c.running.Add(1)
 	go func() {
 		defer c.handlers.Done()
+		defer c.running.Add(-1)
 		batch.wg.Wait()
 		if len(batch.resps) == 0 {
 			return

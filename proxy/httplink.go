@@ -53,6 +53,7 @@ type httpLink struct {
 	lastErr    string
 	related    map[jsonrpc.ID]jsonrpc.ID // a server request → our request on whose answer stream it came
 	reinits    atomic.Int64
+	onReinit   func() // told after a new session replaced a forgotten one
 }
 
 func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logger) *httpLink {
@@ -468,6 +469,9 @@ func (l *httpLink) reinitialize(old string) error {
 		resp.Body.Close()
 	}
 	l.log.Warn("upstream forgot our session; started a new one and retried", "url", l.shown)
+	if l.onReinit != nil {
+		l.onReinit()
+	}
 	return nil
 }
 

@@ -153,3 +153,26 @@ func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
 		t.s.notify(notifyResourceUpdated, ms.Replace(params, "uri", quote(t.uri)))
 	}
 }
+
+// resubscribe sends resources/subscribe again for every URI of u that
+// clients watch: a server that forgot our session forgot them too. It runs
+// before the request that found the session gone is retried, so nothing the
+// client does next can miss an update.
+func (u *upstream) resubscribe() {
+	g := u.g
+	g.mu.Lock()
+	var uris []string
+	for key := range g.subs {
+		if key.up == u {
+			uris = append(uris, key.uri)
+		}
+	}
+	g.mu.Unlock()
+	for _, uri := range uris {
+		ctx, cancel := context.WithTimeout(g.ctx, u.cfg.Timeout)
+		if _, err := u.call(ctx, methodSubscribe, mustJSON(map[string]string{"uri": uri})); err != nil {
+			u.log.Warn("subscribing again after a new session failed", "uri", uri, "err", err)
+		}
+		cancel()
+	}
+}

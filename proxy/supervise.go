@@ -142,7 +142,9 @@ func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
 		}
 		l = p
 	} else {
-		l = newHTTPLink(u.cfg, u.g.maxMessage, u.g.version, u.log)
+		hl := newHTTPLink(u.cfg, u.g.maxMessage, u.g.version, u.log)
+		hl.onReinit = u.resubscribe
+		l = hl
 	}
 	conn := jsonrpc.NewConn(l, jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(u.handle),
