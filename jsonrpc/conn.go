@@ -64,11 +64,12 @@ type Conn struct {
 	running       atomic.Int64   // how many; handlers cannot be asked
 	readerDone    chan struct{}  // closed when the reader goroutine has returned
 
-	mu       sync.Mutex
-	nextID   int64
-	pending  map[ID]*Call     // outgoing calls waiting for a response
-	incoming map[ID]*inFlight // requests being handled
-	readErr  error            // why reading stopped; nil while it goes on
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[ID]*Call     // outgoing calls waiting for a response
+	incoming  map[ID]*inFlight // requests being handled
+	abandoned map[ID]struct{}  // calls given up on, whose late answers are expected
+	readErr   error            // why reading stopped; nil while it goes on
 }
 
 type inFlight struct {
@@ -225,7 +226,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		if msg.Error != nil {
 			err = msg.Error
 		}
-		if !c.deliver(msg.ID, msg.Result, err) {
+		if !c.deliver(msg.ID, msg.Result, err) && !c.wasAbandoned(msg.ID) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil
@@ -428,8 +429,32 @@ func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
 			<-call.done // answered meanwhile
 			return call.result, call.err
 		}
+		call.conn.rememberAbandoned(call.id)
 		return nil, ctx.Err()
 	}
+}
+
+// maxAbandoned bounds the ids of abandoned calls remembered.
+const maxAbandoned = 1024
+
+// rememberAbandoned notes a call given up on: its answer may still come, and
+// that is not the peer's mistake.
+func (c *Conn) rememberAbandoned(id ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.abandoned == nil || len(c.abandoned) >= maxAbandoned {
+		c.abandoned = map[ID]struct{}{}
+	}
+	c.abandoned[id] = struct{}{}
+}
+
+// wasAbandoned reports (once) whether id belongs to an abandoned call.
+func (c *Conn) wasAbandoned(id ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.abandoned[id]
+	delete(c.abandoned, id)
+	return ok
 }
 
 // Go sends a request with a fresh id and returns at once, like net/rpc's

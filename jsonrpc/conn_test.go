@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,5 +123,48 @@ func TestWaitRetiresCall(t *testing.T) {
 	}
 	if client.isPending(call.ID()) {
 		t.Fatal("an abandoned call stays pending; a late answer would find it")
+	}
+}
+
+// A late answer to a call the caller gave up on is expected and dropped
+// quietly; an answer to an id never used is reported as bad input.
+func TestLateAnswerToAbandonedCall(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	bad := make(chan error, 4)
+	client := NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{OnBadInput: func(err error) { bad <- err }}).Start()
+	release := make(chan struct{})
+	server := NewConn(NewLineStream(sr, sw, multiCloser{sr, sw}, 0), Options{Handler: HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		<-release
+		return json.RawMessage(`{}`), nil
+	})}).Start()
+	defer client.Close()
+	defer server.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	call, _ := client.Go("slow", nil)
+	cancel()
+	call.Wait(ctx)
+	close(release) // the server answers anyway
+	if err := server.Wait(watchdog(t)); err != nil {
+		t.Fatal(err) // the late answer is on the wire before what follows
+	}
+	// An answer nobody asked for, then a call that must still work.
+	server.stream.Write([]byte(`{"jsonrpc":"2.0","id":424242,"result":{}}`))
+	if _, err := client.Call(watchdog(t), "next", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-bad:
+		if !strings.Contains(err.Error(), "424242") {
+			t.Fatalf("reported %v; the abandoned call's late answer must not be", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer to an unknown id was not reported")
+	}
+	select {
+	case err := <-bad:
+		t.Fatalf("also reported: %v", err)
+	default:
 	}
 }

@@ -53,7 +53,8 @@ type httpLink struct {
 	lastErr    string
 	related    map[jsonrpc.ID]jsonrpc.ID // a server request → our request on whose answer stream it came
 	reinits    atomic.Int64
-	onReinit   func() // told after a new session replaced a forgotten one
+	onReinit   func()        // told after a new session replaced a forgotten one
+	streamKick chan struct{} // 1-buffered: the GET stream should reconnect now (a new session)
 }
 
 func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logger) *httpLink {
@@ -67,9 +68,10 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 		// bounded by the gateway's per-request deadlines instead.
 		client: &http.Client{},
 		ctx:    ctx, cancel: cancel,
-		inbox:  make(chan []byte, 64),
-		goneCh: make(chan struct{}),
-		legacy: s.Type == config.TypeSSE,
+		inbox:      make(chan []byte, 64),
+		streamKick: make(chan struct{}, 1),
+		goneCh:     make(chan struct{}),
+		legacy:     s.Type == config.TypeSSE,
 	}
 }
 
@@ -416,6 +418,7 @@ func (l *httpLink) openStream() {
 			failures++
 			select {
 			case <-time.After(backoff(min(failures, 5), 30*time.Second)):
+			case <-l.streamKick:
 			case <-l.ctx.Done():
 			}
 		}
@@ -469,6 +472,10 @@ func (l *httpLink) reinitialize(old string) error {
 		resp.Body.Close()
 	}
 	l.log.Warn("upstream forgot our session; started a new one and retried", "url", l.shown)
+	select { // what the server sends on its own goes on the new session's stream
+	case l.streamKick <- struct{}{}:
+	default:
+	}
 	if l.onReinit != nil {
 		l.onReinit()
 	}

@@ -111,8 +111,11 @@ func (g *Gateway) dropSubscriptions(s *session) {
 	}
 	g.mu.Unlock()
 	for _, key := range last {
+		if g.ctx.Err() != nil {
+			return // mcpgate is stopping: the upstreams go too
+		}
 		ctx, cancel := context.WithTimeout(g.ctx, g.stopGrace)
-		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil {
+		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil && g.ctx.Err() == nil {
 			key.up.log.Warn("unsubscribing after a client left failed", "uri", key.uri, "err", err)
 		}
 		cancel()
