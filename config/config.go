@@ -87,10 +87,16 @@ type HTTP struct {
 	// Tokens are the bearer tokens accepted; empty: no authentication,
 	// which is refused on a non-loopback address.
 	Tokens []string
+	// MaxSessions bounds the sessions open at once; a new one past it gets
+	// 503. Zero: DefaultMaxSessions.
+	MaxSessions int
 }
 
-// DefaultSessionIdle is how long an unused HTTP session lives.
-const DefaultSessionIdle = 30 * time.Minute
+// HTTP defaults.
+const (
+	DefaultSessionIdle = 30 * time.Minute
+	DefaultMaxSessions = 1000
+)
 
 // Audit configures the audit trail.
 type Audit struct {

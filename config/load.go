@@ -55,7 +55,7 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "auth"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth"}
 
 var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots"}
 
@@ -140,6 +140,10 @@ func (l *loader) load() *Config {
 			cfg.HTTP.AllowedOrigins = l.strList(m.Key, m.Value)
 		case "allowed_hosts":
 			cfg.HTTP.AllowedHosts = l.strList(m.Key, m.Value)
+		case "max_sessions":
+			if l.decode(m.Key, m.Value, &cfg.HTTP.MaxSessions) && cfg.HTTP.MaxSessions < 1 {
+				l.addf(m.Key, "must be at least 1")
+			}
 		case "auth":
 			cfg.HTTP.Tokens = l.auth(m.Value)
 		case "page_size":

@@ -70,6 +70,9 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = config.DefaultSessionIdle
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = config.DefaultMaxSessions
+	}
 	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
@@ -373,6 +376,11 @@ func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	if f.closed {
 		f.mu.Unlock()
 		return nil, errors.New("mcpgate is shutting down")
+	}
+	if len(f.sessions) >= f.cfg.MaxSessions {
+		f.mu.Unlock()
+		f.g.log.Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
+		return nil, fmt.Errorf("too many sessions open (max_sessions is %d); try again later", f.cfg.MaxSessions)
 	}
 	f.sessions[hs.id] = hs
 	f.serving.Add(1)
