@@ -15,15 +15,16 @@ import (
 // back from a blocked system call. Terminals and files are left alone:
 // their non-blocking mode would be shared with whoever else has them.
 func pollable(f *os.File, name string) io.ReadWriter {
+	fd := f.Fd() // once: Fd puts a pollable file back into blocking mode
 	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	if err := syscall.Fstat(int(fd), &st); err != nil {
 		return f
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO && st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
 		return f
 	}
-	if err := syscall.SetNonblock(int(f.Fd()), true); err != nil {
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
 		return f
 	}
-	return os.NewFile(f.Fd(), name)
+	return os.NewFile(fd, name)
 }
