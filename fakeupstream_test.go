@@ -114,8 +114,11 @@ func fakeUpstreamMain(args []string) int {
 		time.Sleep(time.Hour)
 		return 0
 	}
+	if len(args) == 3 && args[0] == "-http" {
+		return fakeHTTPMain(args[1], args[2])
+	}
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: fakeupstream SPEC.json")
+		fmt.Fprintln(os.Stderr, "usage: fakeupstream SPEC.json\n       fakeupstream -http URLFILE SPEC.json")
 		return 2
 	}
 	data, err := os.ReadFile(args[0])

@@ -40,6 +40,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"waithttp":     cmdWaitHTTP,
 	"waithttp-any": cmdWaitHTTPAny,
 	"touch":        cmdTouch,
+	"envfile":      cmdEnvFile,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -193,6 +194,15 @@ func cmdWaitHTTPAny(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return err == nil
 	})
+}
+
+// cmdEnvFile: envfile NAME FILE — sets $NAME to FILE's content (a URL a
+// background server wrote).
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: envfile NAME FILE")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
 }
 
 // cmdTouch: touch FILE — creates FILE, empty.
