@@ -293,7 +293,9 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	}
 	g.Start()
 	front := proxy.NewHTTPFront(g, cfg.HTTP, ln.Addr().String())
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	// ReadTimeout bounds reading a request and its body (event streams are
+	// responses, so it does not cut them); IdleTimeout closes idle keep-alives.
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)
