@@ -293,9 +293,10 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	}
 	g.Start()
 	front := proxy.NewHTTPFront(g, cfg.HTTP, ln.Addr().String())
-	// ReadTimeout bounds reading a request and its body (event streams are
-	// responses, so it does not cut them); IdleTimeout closes idle keep-alives.
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	// No ReadTimeout: its deadline stays on the connection while a handler
+	// streams, and would end every event stream after it. Bodies get their
+	// own deadline in the front; IdleTimeout closes idle keep-alives.
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)

@@ -27,6 +27,8 @@ import (
 const (
 	headerSession  = "Mcp-Session-Id"
 	headerProtocol = "Mcp-Protocol-Version"
+	// bodyReadTimeout bounds reading one request body.
+	bodyReadTimeout = time.Minute
 	// backlogLimit bounds what waits for a session's GET stream while none
 	// is open.
 	backlogLimit = 256
@@ -232,7 +234,12 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessage
 	}
+	// A client sending its body slowly holds a goroutine: bound the read,
+	// then lift the deadline so that an answer streamed later is not cut.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
 		return nil, false
