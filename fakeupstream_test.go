@@ -57,12 +57,19 @@ type fakeBehaviour struct {
 	Crash       bool            `json:"crash"`         // exit 3 instead of answering
 	Notify      string          `json:"notify"`        // send this notification (method) before answering
 	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
+	NotifyAfter *fakeNotify     `json:"notify_after"`  // send this notification after the ask was answered
 	AddTool     *fakeTool       `json:"add_tool"`      // add this tool to the list first
 	AwaitList   bool            `json:"await_list"`    // after notify, answer only once tools/list was served
 	Ask         *fakeAsk        `json:"ask"`           // send this request to the client; answer with what came back
 	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
 	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+}
+
+// fakeNotify is a notification with params.
+type fakeNotify struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 // fakeAsk is a request from the server to the client (sampling, elicitation, roots).
@@ -422,6 +429,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		text := "client answered: " + string(res)
 		if err != nil {
 			text = "client failed: " + err.Error()
+		}
+		if n := do.NotifyAfter; n != nil {
+			f.conn.Notify(n.Method, n.Params)
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
 	}
