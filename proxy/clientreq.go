@@ -227,7 +227,7 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 // have changed, so that it asks again.
 func (g *Gateway) rootsChanged() {
 	for _, u := range g.upstreams {
-		if conn, err := u.connection(); err == nil {
+		if conn, err := u.connectionNoWait(); err == nil {
 			conn.Notify(notifyRootsChanged, nil)
 		}
 	}

@@ -232,7 +232,7 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.R
 			RequestID jsonrpc.ID `json:"requestId"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
-			if conn, err := u.connection(); err == nil {
+			if conn, err := u.connectionNoWait(); err == nil {
 				conn.CancelIncoming(p.RequestID)
 			}
 		}
