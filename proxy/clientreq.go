@@ -225,10 +225,16 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 
 // rootsChanged tells every connected upstream that the client's roots may
 // have changed, so that it asks again.
+// It runs off the caller's path: the caller is a client's reader, which a
+// server not reading its stdin must not hold up.
 func (g *Gateway) rootsChanged() {
-	for _, u := range g.upstreams {
-		if conn, err := u.connectionNoWait(); err == nil {
-			conn.Notify(notifyRootsChanged, nil)
+	g.background.Add(1)
+	go func() {
+		defer g.background.Done()
+		for _, u := range g.upstreams {
+			if conn, err := u.connectionNoWait(); err == nil {
+				conn.Notify(notifyRootsChanged, nil)
+			}
 		}
-	}
+	}()
 }
