@@ -92,17 +92,18 @@ func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.Se
 
 // Close ends every session (their streams end, so http.Server.Shutdown can
 // finish) and waits for them.
+// Every call waits until the sessions are done, whoever started closing
+// (http.Server.Shutdown calls it too).
 func (f *HTTPFront) Close() {
 	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return
-	}
+	first := !f.closed
 	f.closed = true
 	sessions := f.sessions
 	f.sessions = map[string]*httpSession{}
 	f.mu.Unlock()
-	close(f.stop)
+	if first {
+		close(f.stop)
+	}
 	for _, hs := range sessions {
 		hs.stream.end()
 	}

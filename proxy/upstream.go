@@ -211,7 +211,13 @@ func (u *upstream) closedError(method string, l link) error {
 // a server that does not read its stdin must not hold up the answer.
 func (u *upstream) sendCancel(conn *jsonrpc.Conn, id jsonrpc.ID, reason string) {
 	params := mustJSON(map[string]any{"requestId": id, "reason": reason})
+	u.mu.Lock()
+	if u.state == stateStopped {
+		u.mu.Unlock()
+		return // stop is waiting for the sends already under way, and no more
+	}
 	u.cancel.Add(1)
+	u.mu.Unlock()
 	go func() {
 		defer u.cancel.Done()
 		conn.Notify(notifyCancelled, params)
