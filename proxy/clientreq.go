@@ -184,11 +184,7 @@ func (s *session) callClient(ctx context.Context, related jsonrpc.ID, method str
 	res, err := call.Wait(ctx)
 	if ctx.Err() != nil {
 		cancel := mustJSON(map[string]any{"requestId": call.ID(), "reason": "cancelled by the server"})
-		s.g.background.Add(1)
-		go func() {
-			defer s.g.background.Done()
-			s.notifyRelated(notifyCancelled, cancel, related)
-		}()
+		s.g.goBackground(func() { s.notifyRelated(notifyCancelled, cancel, related) })
 	}
 	return res, err
 }
@@ -228,13 +224,11 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 // It runs off the caller's path: the caller is a client's reader, which a
 // server not reading its stdin must not hold up.
 func (g *Gateway) rootsChanged() {
-	g.background.Add(1)
-	go func() {
-		defer g.background.Done()
+	g.goBackground(func() {
 		for _, u := range g.upstreams {
 			if conn, err := u.connectionNoWait(); err == nil {
 				conn.Notify(notifyRootsChanged, nil)
 			}
 		}
-	}()
+	})
 }

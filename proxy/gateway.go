@@ -79,7 +79,9 @@ type Gateway struct {
 	ctx        context.Context // ends at Close; parent of connection attempts
 	cancel     context.CancelFunc
 	starting   sync.WaitGroup // the upstreams' supervisors
-	background sync.WaitGroup // list refreshes and other work Close waits for
+	background sync.WaitGroup // list refreshes and other work Close waits for; see goBackground
+	bgMu       sync.Mutex     // orders adding background work before Close waits for it
+	bgClosed   bool           // guarded by bgMu: no more background work
 	ready      chan struct{}  // closed when every first connection attempt ended
 
 	mu           sync.Mutex
@@ -179,6 +181,9 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 func (g *Gateway) Close() error {
 	g.cancel()
 	g.starting.Wait()
+	g.bgMu.Lock()
+	g.bgClosed = true
+	g.bgMu.Unlock()
 	g.stopTimers()
 	g.background.Wait()
 	var wg sync.WaitGroup
@@ -237,6 +242,29 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 		return err
 	}
 	return nil
+}
+
+// addBackground counts one piece of work that Close must wait for, unless
+// Close has begun: then it reports false and the work is not to start.
+func (g *Gateway) addBackground() bool {
+	g.bgMu.Lock()
+	defer g.bgMu.Unlock()
+	if g.bgClosed {
+		return false
+	}
+	g.background.Add(1)
+	return true
+}
+
+// goBackground runs fn as background work (see addBackground).
+func (g *Gateway) goBackground(fn func()) {
+	if !g.addBackground() {
+		return
+	}
+	go func() {
+		defer g.background.Done()
+		fn()
+	}()
 }
 
 // stopTimers cancels pending list refreshes; a refresh already running ends

@@ -102,8 +102,12 @@ func (l *httpLink) Write(msg []byte) error {
 	if m.IsResponse() {
 		delete(l.related, m.ID) // answered: the server's request is done
 	}
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		return jsonrpc.ErrClosed
+	}
+	l.work.Add(1) // under l.mu: ordered before stop's Wait (see end)
 	l.mu.Unlock()
-	l.work.Add(1)
 	go func() {
 		defer l.work.Done()
 		l.send(msg, m, true)
@@ -112,8 +116,17 @@ func (l *httpLink) Write(msg []byte) error {
 }
 
 func (l *httpLink) Close() error {
-	l.cancel()
+	l.end()
 	return nil
+}
+
+// end cancels every request of the link. Work is added only under l.mu and
+// while the link lives, so after end nothing new starts that stop would
+// have to wait for.
+func (l *httpLink) end() {
+	l.mu.Lock()
+	l.cancel()
+	l.mu.Unlock()
 }
 
 func (l *httpLink) gone() <-chan struct{} { return l.goneCh }
@@ -143,7 +156,7 @@ func (l *httpLink) stop(grace time.Duration) {
 		}
 		cancel()
 	}
-	l.cancel()
+	l.end()
 	done := make(chan struct{})
 	go func() { l.work.Wait(); close(done) }()
 	select {
@@ -159,7 +172,7 @@ func (l *httpLink) markGone(reason string) {
 	l.lastErr = reason
 	l.mu.Unlock()
 	l.goneMu.Do(func() { close(l.goneCh) })
-	l.cancel()
+	l.end()
 }
 
 func (l *httpLink) push(msg []byte) {
@@ -392,8 +405,12 @@ func (l *httpLink) openStream() {
 		return
 	}
 	l.getOpen = true
-	l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		return
+	}
 	l.work.Add(1)
+	l.mu.Unlock()
 	go func() {
 		defer l.work.Done()
 		for failures := 0; l.ctx.Err() == nil; {
@@ -517,10 +534,14 @@ func (l *httpLink) sendLegacy(msg []byte, m *jsonrpc.Message) {
 // endpoint it announces.
 func (l *httpLink) legacyEndpoint() (string, error) {
 	l.mu.Lock()
-	if l.legacyUp == nil {
+	if l.legacyUp == nil && l.ctx.Err() == nil {
 		l.legacyUp = make(chan struct{})
 		l.work.Add(1)
 		go l.runLegacyStream(l.legacyUp)
+	}
+	if l.legacyUp == nil {
+		l.mu.Unlock()
+		return "", errors.New("the link closed")
 	}
 	up := l.legacyUp
 	l.mu.Unlock()

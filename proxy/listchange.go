@@ -37,7 +37,9 @@ func (u *upstream) listChanged(k kind) {
 		st.timer.Reset(changeDebounce)
 		return
 	}
-	u.g.background.Add(1)
+	if !u.g.addBackground() {
+		return // mcpgate is stopping
+	}
 	st.timer = time.AfterFunc(changeDebounce, func() {
 		defer u.g.background.Done()
 		u.refreshLists(k)
