@@ -23,13 +23,18 @@ import (
 func BenchmarkToolCall(b *testing.B) {
 	dir := b.TempDir()
 	spec := writeFile(b, dir, "echo.json", `{"name": "echo", "tools": [{"name": "echo", "do": {"text": "ok"}}]}`)
+	benchDirectAndGateway(b, dir, spec, "echo", json.RawMessage(`{"text":"hello","n":42,"nested":{"list":[1,2,3]}}`))
+}
+
+// benchDirectAndGateway times tool calls made straight to the fake server
+// of spec, then through mcpgate in front of it.
+func benchDirectAndGateway(b *testing.B, dir, spec, tool string, args json.RawMessage) {
 	gate := writeFile(b, dir, "gate.json", fmt.Sprintf(`{"mcpServers": {"fake": {"command": "fakeupstream", "args": [%q]}}}`, spec))
-	args := json.RawMessage(`{"text":"hello","n":42,"nested":{"list":[1,2,3]}}`)
 	b.Run("direct", func(b *testing.B) {
-		benchCalls(b, "echo", args, "fakeupstream", spec)
+		benchCalls(b, tool, args, "fakeupstream", spec)
 	})
 	b.Run("gateway", func(b *testing.B) {
-		benchCalls(b, "fake__echo", args, "mcpgate", "-config", gate, "-log-level", "error")
+		benchCalls(b, "fake__"+tool, args, "mcpgate", "-config", gate, "-log-level", "error")
 	})
 }
 
@@ -38,14 +43,7 @@ func BenchmarkToolCall(b *testing.B) {
 func BenchmarkToolCallWorking(b *testing.B) {
 	dir := b.TempDir()
 	spec := writeFile(b, dir, "work.json", `{"name": "work", "tools": [{"name": "work", "do": {"text": "ok", "work": "1ms"}}]}`)
-	gate := writeFile(b, dir, "gate.json", fmt.Sprintf(`{"mcpServers": {"fake": {"command": "fakeupstream", "args": [%q]}}}`, spec))
-	args := json.RawMessage(`{"text":"hello"}`)
-	b.Run("direct", func(b *testing.B) {
-		benchCalls(b, "work", args, "fakeupstream", spec)
-	})
-	b.Run("gateway", func(b *testing.B) {
-		benchCalls(b, "fake__work", args, "mcpgate", "-config", gate, "-log-level", "error")
-	})
+	benchDirectAndGateway(b, dir, spec, "work", json.RawMessage(`{"text":"hello"}`))
 }
 
 // BenchmarkListTenSlow: ten upstreams each take 20ms to list their tools; a

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 )
 
 // Handler serves what the peer sends.
@@ -60,15 +59,15 @@ type Conn struct {
 
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
-	handlers      sync.WaitGroup // running request handlers
-	running       atomic.Int64   // how many; handlers cannot be asked
-	readerDone    chan struct{}  // closed when the reader goroutine has returned
+	readerDone    chan struct{} // closed when the reader goroutine has returned
 
 	mu        sync.Mutex
 	nextID    int64
 	pending   map[ID]*Call     // outgoing calls waiting for a response
 	incoming  map[ID]*inFlight // requests being handled
 	abandoned map[ID]struct{}  // calls given up on, whose late answers are expected
+	running   int              // request handlers (and batch writers) running
+	idle      []chan struct{}  // closed when running drops to 0: how Wait waits
 	readErr   error            // why reading stopped; nil while it goes on
 }
 
@@ -114,16 +113,38 @@ func (c *Conn) Err() error {
 // Wait waits until no request handler is running, or ctx ends. It returns
 // nil at once when none is running, whatever ctx.
 func (c *Conn) Wait(ctx context.Context) error {
-	if c.running.Load() == 0 {
+	c.mu.Lock()
+	if c.running == 0 {
+		c.mu.Unlock()
 		return nil
 	}
 	idle := make(chan struct{})
-	go func() { c.handlers.Wait(); close(idle) }()
+	c.idle = append(c.idle, idle)
+	c.mu.Unlock()
 	select {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// handlerStarted and handlerDone count running handlers; the last one to
+// finish wakes every Wait.
+func (c *Conn) handlerStarted() {
+	c.mu.Lock()
+	c.running++
+	c.mu.Unlock()
+}
+
+func (c *Conn) handlerDone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running--; c.running == 0 {
+		for _, ch := range c.idle {
+			close(ch)
+		}
+		c.idle = nil
 	}
 }
 
@@ -278,14 +299,12 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	if c.opts.Ordered != nil && c.opts.Ordered(msg.Method) && batch == nil {
 		return run()
 	}
-	c.handlers.Add(1)
-	c.running.Add(1)
+	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
 	}
 	go func() {
-		defer c.handlers.Done()
-		defer c.running.Add(-1)
+		defer c.handlerDone()
 		resp := run()
 		if batch != nil {
 			batch.add(resp)
@@ -340,11 +359,9 @@ func (c *Conn) dispatchBatch(data []byte) {
 	}
 	// The reply needs every answer; waiting here keeps the batch's
 	// notifications ordered before whatever the peer sends next.
-	c.handlers.Add(1)
-	c.running.Add(1)
+	c.handlerStarted()
 	go func() {
-		defer c.handlers.Done()
-		defer c.running.Add(-1)
+		defer c.handlerDone()
 		batch.wg.Wait()
 		if len(batch.resps) == 0 {
 			return

@@ -55,7 +55,6 @@ type HTTPFront struct {
 type httpSession struct {
 	id       string
 	stream   *httpStream
-	legacy   bool // the 2024-11-05 HTTP+SSE transport: everything goes on the GET stream
 	protocol string
 
 	mu       sync.Mutex
@@ -364,22 +363,13 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSess
 		}
 		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
 	}
-	f.mu.Lock()
-	hs := f.sessions[id]
-	f.mu.Unlock()
-	if hs == nil || hs.legacy {
-		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
-	}
-	if v := r.Header.Get(headerProtocol); v != "" && !isSupportedVersion(v) {
-		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, supportedVersions)
-	}
-	return hs, 0, nil
+	return f.lookup(r)
 }
 
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	id := newSessionID()
-	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy), legacy: legacy, lastUsed: time.Now()}
+	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -444,6 +434,8 @@ func (f *HTTPFront) expireIdle() {
 	}
 }
 
+// lookup finds the session a request names, and checks the protocol
+// version it says it speaks.
 func (f *HTTPFront) lookup(r *http.Request) (*httpSession, int, error) {
 	id := r.Header.Get(headerSession)
 	if id == "" {
@@ -452,8 +444,11 @@ func (f *HTTPFront) lookup(r *http.Request) (*httpSession, int, error) {
 	f.mu.Lock()
 	hs := f.sessions[id]
 	f.mu.Unlock()
-	if hs == nil || hs.legacy {
-		return nil, http.StatusNotFound, errors.New("unknown or expired session")
+	if hs == nil || hs.stream.legacy {
+		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
+	}
+	if v := r.Header.Get(headerProtocol); v != "" && !isSupportedVersion(v) {
+		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, supportedVersions)
 	}
 	return hs, 0, nil
 }
@@ -517,7 +512,7 @@ func (f *HTTPFront) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	hs := f.sessions[r.URL.Query().Get("sessionId")]
 	f.mu.Unlock()
-	if hs == nil || !hs.legacy {
+	if hs == nil || !hs.stream.legacy {
 		http.Error(w, "unknown session: open GET /sse first", http.StatusNotFound)
 		return
 	}

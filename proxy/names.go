@@ -145,16 +145,6 @@ func (t *nameTable) items(k kind, up *upstream) ([]item, bool) {
 	return items, ok
 }
 
-// forget drops what is known of an upstream, when it reconnects: its names
-// may have changed.
-func (t *nameTable) forget(up *upstream) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k := range numKinds {
-		delete(t.known[k], up)
-	}
-}
-
 // validToolName reports whether clients accept name: 1 to 64 characters
 // from [A-Za-z0-9_.-].
 func validToolName(name string) bool {
