@@ -100,7 +100,7 @@ func startClient(b *testing.B, command string, args ...string) (*jsonrpc.Conn, f
 	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)); err != nil {
 		b.Fatal(err)
 	}
-	c.Notify("notifications/initialized", nil)
+	c.Notify(context.Background(), "notifications/initialized", nil)
 	return c, func() {
 		stdin.Close()
 		io.Copy(io.Discard, stdout)

@@ -132,7 +132,7 @@ func (w *demoWriter) run(c *jsonrpc.Conn, cfgJSON string) {
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]string{"name": "demo-client", "version": version},
 	}), &init)
-	c.Notify("notifications/initialized", nil)
+	c.Notify(context.Background(), "notifications/initialized", nil)
 	fmt.Fprintf(w.out, "  server %v %v, protocol %s\n", init.ServerInfo["name"], init.ServerInfo["version"], init.ProtocolVersion)
 
 	w.section("tools/list: both servers' tools, each named server__tool")

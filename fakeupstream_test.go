@@ -51,6 +51,7 @@ type fakeBehaviour struct {
 	Result      json.RawMessage `json:"result"`        // answer with exactly this result
 	Error       json.RawMessage `json:"error"`         // answer with this JSON-RPC error
 	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
+	StartedFile string          `json:"started_file"`  // create this file as soon as the call arrives
 	Progress    int             `json:"progress"`      // send this many progress notifications first
 	ProgressGap string          `json:"progress_gap"`  // wait this long before each progress notification
 	Work        string          `json:"work"`          // take this long to answer (a tool doing work, for benchmarks)
@@ -374,6 +375,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
 	do := tool.Do
+	if do.StartedFile != "" {
+		os.WriteFile(do.StartedFile, nil, 0o644)
+	}
 	if do.Crash {
 		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
 		os.Exit(3)
@@ -422,7 +426,7 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		}
 	}
 	if do.Update != "" {
-		f.conn.Notify("notifications/resources/updated", mustMarshal(map[string]string{"uri": do.Update}))
+		f.conn.Notify(ctx, "notifications/resources/updated", mustMarshal(map[string]string{"uri": do.Update}))
 	}
 	if do.Ask != nil {
 		res, err := f.conn.Call(ctx, do.Ask.Method, do.Ask.Params)
@@ -431,17 +435,17 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			text = "client failed: " + err.Error()
 		}
 		if n := do.NotifyAfter; n != nil {
-			f.conn.Notify(n.Method, n.Params)
+			f.conn.Notify(ctx, n.Method, n.Params)
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
 	}
 	if do.LogMessage != "" {
-		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
+		f.conn.Notify(ctx, "notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
 	}
 	gap, _ := time.ParseDuration(do.ProgressGap)
 	for i := 1; i <= do.Progress && p.Meta.ProgressToken != nil; i++ {
 		time.Sleep(gap) // a slow tool at work: this is the behaviour under test, not synchronisation
-		f.conn.Notify("notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
+		f.conn.Notify(ctx, "notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
 	}
 	switch {
 	case do.Error != nil:

@@ -1,6 +1,6 @@
 module github.com/mcpgate/mcpgate
 
-go 1.24
+go 1.25
 
 require github.com/rogpeppe/go-internal v1.14.1
 

@@ -48,6 +48,18 @@ type Options struct {
 	// OnBadInput is told of input that could not be answered: garbage without
 	// an id, or a response to no pending call. Nil: ignored.
 	OnBadInput func(err error)
+	// AnswerUnreadable answers input whose id cannot be read (not JSON, not
+	// a message) with an error whose id is null, as JSON-RPC asks of a
+	// server. False: such input is only reported to OnBadInput, which is
+	// what a client should do: some servers drop the connection on a
+	// response with a null id.
+	AnswerUnreadable bool
+	// MaxInFlight bounds the peer's requests being handled at once, and
+	// MaxInFlightBytes their total size. A request past either bound is
+	// answered at once with an error, and no handler runs for it: a peer
+	// that floods requests costs a bounded amount. Zero: no bound.
+	MaxInFlight      int
+	MaxInFlightBytes int
 }
 
 // Conn is one JSON-RPC connection. It is symmetric: it makes calls with ids
@@ -61,19 +73,21 @@ type Conn struct {
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{} // closed when the reader goroutine has returned
 
-	mu        sync.Mutex
-	nextID    int64
-	pending   map[ID]*Call     // outgoing calls waiting for a response
-	incoming  map[ID]*inFlight // requests being handled
-	abandoned map[ID]struct{}  // calls given up on, whose late answers are expected
-	running   int              // request handlers (and batch writers) running
-	idle      []chan struct{}  // closed when running drops to 0: how Wait waits
-	readErr   error            // why reading stopped; nil while it goes on
+	mu            sync.Mutex
+	nextID        int64
+	pending       map[ID]*Call     // outgoing calls waiting for a response
+	incoming      map[ID]*inFlight // requests being handled
+	incomingBytes int              // the size of the requests in incoming
+	abandoned     map[ID]struct{}  // calls given up on, whose late answers are expected
+	running       int              // request handlers (and batch writers) running
+	idle          []chan struct{}  // closed when running drops to 0: how Wait waits
+	readErr       error            // why reading stopped; nil while it goes on
 }
 
 type inFlight struct {
 	cancel    context.CancelFunc
 	cancelled bool // by the peer: the response is not sent
+	size      int
 }
 
 // NewConn makes a connection over s; Start begins reading. The two steps
@@ -103,7 +117,8 @@ func (c *Conn) Start() *Conn {
 // Requests already being handled may still be answered.
 func (c *Conn) Done() <-chan struct{} { return c.readerDone }
 
-// Err returns why reading stopped: io.EOF for a clean end, nil while running.
+// Err returns why reading stopped: io.EOF for a clean end, ErrClosed after
+// Close, nil while reading goes on.
 func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,6 +179,11 @@ func (c *Conn) Close() error {
 	return err
 }
 
+// background is the context of writes that belong to no caller (responses,
+// errors the reader answers): they wait as long as the stream takes, and
+// Close ends them.
+var background = context.Background()
+
 func (c *Conn) read() {
 	defer close(c.readerDone)
 	for {
@@ -181,25 +201,61 @@ func (c *Conn) read() {
 	}
 }
 
+// rejectTooLarge deals with a message over the size limit, from what its
+// start says: an answer to a call of ours fails that call at once (waiting
+// for its timeout would help nobody), a request is answered with an error,
+// anything else is reported and dropped.
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
-	id := idFromPrefix(e.Prefix)
-	if !id.IsValid() {
-		c.badInput(fmt.Errorf("%v; no id could be read from its start, so it is dropped", e))
+	id, kind := peekPrefix(e.Prefix)
+	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
+		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
+		if !c.deliver(id, nil, e) {
+			c.wasAbandoned(id)
+		}
+		return
+	}
+	if !id.IsValid() || kind == prefixNotification {
+		c.badInput(fmt.Errorf("%v; no request id could be read from its start, so it is dropped", e))
+		if kind != prefixNotification && c.opts.AnswerUnreadable {
+			c.write(&Message{Error: ToWire(fmt.Errorf("%w: %v", ErrInvalidRequest, e))})
+		}
 		return
 	}
 	c.write(&Message{ID: id, Error: ToWire(fmt.Errorf("%w: %v", ErrInvalidRequest, e))})
 }
 
-// idFromPrefix reads a top-level "id" from the start of a message that may be
-// cut off or broken later on.
-func idFromPrefix(prefix []byte) ID {
-	ms, _ := Members(prefix)
+type prefixKind int
+
+const (
+	prefixUnknown prefixKind = iota
+	prefixRequest
+	prefixNotification
+	prefixResponse
+)
+
+// peekPrefix reads the top-level "id" from the start of a message that may
+// be cut off or broken later on, and what kind of message it is, as far as
+// its keys tell: "method" makes a request or notification, "result" or
+// "error" a response. A key whose value was cut off still counts.
+func peekPrefix(prefix []byte) (ID, prefixKind) {
+	keys, ms := prefixKeys(prefix)
+	var id ID
 	if raw, ok := ms.Get("id"); ok {
-		if id, err := ParseID(raw); err == nil {
-			return id
+		id, _ = ParseID(raw)
+	}
+	kind := prefixUnknown
+	for _, k := range keys {
+		switch k {
+		case "method":
+			kind = prefixNotification
+		case "result", "error":
+			return id, prefixResponse
 		}
 	}
-	return ID{}
+	if kind == prefixNotification && id.IsValid() {
+		kind = prefixRequest
+	}
+	return id, kind
 }
 
 func (c *Conn) dispatch(data []byte) {
@@ -226,6 +282,9 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 	}
 	if msg == nil || !msg.ID.IsValid() {
 		c.badInput(err)
+		if c.opts.AnswerUnreadable && (msg == nil || msg.Method == "") {
+			c.write(&Message{Error: ToWire(err)})
+		}
 		return
 	}
 	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
@@ -265,8 +324,15 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		cancel()
 		return &Message{ID: msg.ID, Error: ToWire(fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))}
 	}
-	flight := &inFlight{cancel: cancel}
+	if c.overloaded(msg.Size) {
+		n := len(c.incoming)
+		c.mu.Unlock()
+		cancel()
+		return &Message{ID: msg.ID, Error: Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method)}
+	}
+	flight := &inFlight{cancel: cancel, size: msg.Size}
 	c.incoming[msg.ID] = flight
+	c.incomingBytes += msg.Size
 	c.mu.Unlock()
 
 	run := func() *Message {
@@ -280,13 +346,14 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		}
 		c.mu.Lock()
 		delete(c.incoming, msg.ID)
+		c.incomingBytes -= flight.size
 		suppressed := flight.cancelled
 		c.mu.Unlock()
 		if suppressed {
 			// No answer goes out, but a stream that routes by request must
 			// learn that this one is over (an HTTP POST still open for it).
 			if rw, ok := c.stream.(RelatedWriter); ok {
-				rw.WriteRelated(nil, msg.ID, true)
+				rw.WriteRelated(background, nil, msg.ID, true)
 			}
 			return nil
 		}
@@ -314,6 +381,13 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		}
 	}()
 	return nil
+}
+
+// overloaded reports whether a request of size bytes would break the bounds
+// on requests in flight. c.mu held.
+func (c *Conn) overloaded(size int) bool {
+	return c.opts.MaxInFlight > 0 && len(c.incoming) >= c.opts.MaxInFlight ||
+		c.opts.MaxInFlightBytes > 0 && len(c.incoming) > 0 && c.incomingBytes+size > c.opts.MaxInFlightBytes
 }
 
 type batchCollector struct {
@@ -396,24 +470,26 @@ func (c *Conn) CancelIncoming(id ID) bool {
 // write sends a message; a response goes back related to its request.
 func (c *Conn) write(m *Message) {
 	if m.IsResponse() && m.ID.IsValid() {
-		c.writeRelated(m.Encode(), m.ID, true)
+		if err := c.writeRelated(background, m.Encode(), m.ID, true); err != nil {
+			c.badInput(fmt.Errorf("write: %w", err))
+		}
 		return
 	}
 	c.writeRaw(m.Encode())
 }
 
 func (c *Conn) writeRaw(b []byte) {
-	if err := c.stream.Write(b); err != nil {
+	if err := c.stream.Write(background, b); err != nil {
 		c.badInput(fmt.Errorf("write: %w", err))
 	}
 }
 
-func (c *Conn) writeRelated(b []byte, related ID, final bool) error {
+func (c *Conn) writeRelated(ctx context.Context, b []byte, related ID, final bool) error {
 	rw, ok := c.stream.(RelatedWriter)
 	if !ok || !related.IsValid() {
-		return c.stream.Write(b)
+		return c.stream.Write(ctx, b)
 	}
-	return rw.WriteRelated(b, related, final)
+	return rw.WriteRelated(ctx, b, related, final)
 }
 
 func (c *Conn) badInput(err error) {
@@ -474,16 +550,17 @@ func (c *Conn) wasAbandoned(id ID) bool {
 	return ok
 }
 
-// Go sends a request with a fresh id and returns at once, like net/rpc's
-// Client.Go. The call is registered before it is sent, so no response can
-// outrun it.
-func (c *Conn) Go(method string, params json.RawMessage) (*Call, error) {
-	return c.GoRelated(method, params, ID{})
+// Go sends a request with a fresh id and returns once it is handed to the
+// stream, like net/rpc's Client.Go; ctx bounds that hand-over (see
+// Stream.Write). The call is registered before it is sent, so no response
+// can outrun it.
+func (c *Conn) Go(ctx context.Context, method string, params json.RawMessage) (*Call, error) {
+	return c.GoRelated(ctx, method, params, ID{})
 }
 
 // GoRelated is Go for a request that belongs to the peer's request related
 // (see RelatedWriter); on other streams it is Go.
-func (c *Conn) GoRelated(method string, params json.RawMessage, related ID) (*Call, error) {
+func (c *Conn) GoRelated(ctx context.Context, method string, params json.RawMessage, related ID) (*Call, error) {
 	c.mu.Lock()
 	if c.readErr != nil {
 		c.mu.Unlock()
@@ -493,31 +570,37 @@ func (c *Conn) GoRelated(method string, params json.RawMessage, related ID) (*Ca
 	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
 	c.pending[call.id] = call
 	c.mu.Unlock()
-	if err := c.writeRelated((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false); err != nil {
-		c.deliver(call.id, nil, fmt.Errorf("%w: %v", ErrClosed, err))
+	if err := c.writeRelated(ctx, (&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false); err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w: %v", ErrClosed, err)
+		}
+		c.deliver(call.id, nil, err)
+		// The reader may have retired the call first; either way its error
+		// is set once done is closed, and not before.
+		<-call.done
 		return nil, call.err
 	}
 	return call, nil
 }
 
-// Call sends a request and waits for its response.
+// Call sends a request and waits for its response; ctx bounds both.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	call, err := c.Go(method, params)
+	call, err := c.Go(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
 	return call.Wait(ctx)
 }
 
-// Notify sends a notification.
-func (c *Conn) Notify(method string, params json.RawMessage) error {
-	return c.stream.Write((&Message{Method: method, Params: params}).Encode())
+// Notify sends a notification; ctx bounds the hand-over to the stream.
+func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	return c.stream.Write(ctx, (&Message{Method: method, Params: params}).Encode())
 }
 
 // NotifyRelated sends a notification that belongs to the peer's request
 // related (see RelatedWriter).
-func (c *Conn) NotifyRelated(method string, params json.RawMessage, related ID) error {
-	return c.writeRelated((&Message{Method: method, Params: params}).Encode(), related, false)
+func (c *Conn) NotifyRelated(ctx context.Context, method string, params json.RawMessage, related ID) error {
+	return c.writeRelated(ctx, (&Message{Method: method, Params: params}).Encode(), related, false)
 }
 
 func (c *Conn) isPending(id ID) bool {

@@ -46,7 +46,7 @@ func TestSlowRequestDoesNotDelayNext(t *testing.T) {
 		return json.RawMessage(`"` + m.Method + `"`), nil
 	}))
 	ctx := watchdog(t)
-	slow, err := client.Go("slow", nil)
+	slow, err := client.Go(context.Background(), "slow", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestCloseAnswersPendingCalls(t *testing.T) {
 		<-block
 		return nil, nil
 	}))
-	call, err := client.Go("never", nil)
+	call, err := client.Go(context.Background(), "never", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestCloseAnswersPendingCalls(t *testing.T) {
 	if _, err := call.Wait(watchdog(t)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("pending call after the peer closed: %v, want ErrClosed", err)
 	}
-	if _, err := client.Go("after", nil); !errors.Is(err, ErrClosed) {
+	if _, err := client.Go(context.Background(), "after", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("call on a closed connection: %v, want ErrClosed", err)
 	}
 }
@@ -91,7 +91,7 @@ func TestCancelIncomingSuppressesResponse(t *testing.T) {
 		return json.RawMessage(`{}`), nil
 	}))
 	ctx := watchdog(t)
-	call, _ := client.Go("wait", nil)
+	call, _ := client.Go(context.Background(), "wait", nil)
 	id := <-started
 	if !server.CancelIncoming(id) {
 		t.Fatal("CancelIncoming found no request in flight")
@@ -120,7 +120,7 @@ func TestWaitRetiresCall(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
-	call, _ := client.Go("wait", nil)
+	call, _ := client.Go(context.Background(), "wait", nil)
 	cancel()
 	if _, err := call.Wait(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait after cancel = %v", err)
@@ -146,7 +146,7 @@ func TestLateAnswerToAbandonedCall(t *testing.T) {
 	defer server.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	call, _ := client.Go("slow", nil)
+	call, _ := client.Go(context.Background(), "slow", nil)
 	cancel()
 	call.Wait(ctx)
 	close(release) // the server answers anyway
@@ -154,7 +154,7 @@ func TestLateAnswerToAbandonedCall(t *testing.T) {
 		t.Fatal(err) // the late answer is on the wire before what follows
 	}
 	// An answer nobody asked for, then a call that must still work.
-	server.stream.Write([]byte(`{"jsonrpc":"2.0","id":424242,"result":{}}`))
+	server.stream.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":424242,"result":{}}`))
 	if _, err := client.Call(watchdog(t), "next", nil); err != nil {
 		t.Fatal(err)
 	}

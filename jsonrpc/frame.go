@@ -3,9 +3,9 @@ package jsonrpc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // Stream carries whole messages. Read is called by one goroutine at a time
@@ -16,7 +16,11 @@ type Stream interface {
 	// A message that breaks a limit is reported as a *TooLargeError and the
 	// stream stays usable.
 	Read() ([]byte, error)
-	Write(msg []byte) error
+	// Write sends one message. ctx bounds how long it may wait for its turn
+	// (another write in progress, room in a queue): when it ends first,
+	// nothing is sent and Write returns ctx's error. A message once taken is
+	// written whole, never cut: a peer must not see half a message.
+	Write(ctx context.Context, msg []byte) error
 	Close() error
 }
 
@@ -27,7 +31,7 @@ type Stream interface {
 // a final call with a nil msg says the request ended with no answer (the
 // peer cancelled it).
 type RelatedWriter interface {
-	WriteRelated(msg []byte, related ID, final bool) error
+	WriteRelated(ctx context.Context, msg []byte, related ID, final bool) error
 }
 
 // DefaultMaxMessage is the default limit on one incoming message.
@@ -51,12 +55,12 @@ func (e *TooLargeError) Error() string {
 
 // lineStream frames messages as lines: the stdio transport of MCP.
 type lineStream struct {
-	r       *bufio.Reader
-	max     int
-	writeMu sync.Mutex // the right to write; held only across one Write
-	w       io.Writer
-	closer  io.Closer
-	buf     []byte
+	r      *bufio.Reader
+	max    int
+	turn   chan struct{} // 1-buffered: holds a token while someone writes
+	w      io.Writer
+	closer io.Closer
+	buf    []byte
 }
 
 // NewLineStream frames one message per line over r and w. max limits one
@@ -66,7 +70,7 @@ func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, max int) Stream {
 	if max <= 0 {
 		max = DefaultMaxMessage
 	}
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, max: max}
+	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, max: max, turn: make(chan struct{}, 1)}
 }
 
 func (s *lineStream) Read() ([]byte, error) {
@@ -125,12 +129,16 @@ func readLine(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
 	}
 }
 
-func (s *lineStream) Write(msg []byte) error {
+func (s *lineStream) Write(ctx context.Context, msg []byte) error {
 	line := make([]byte, len(msg)+1)
 	copy(line, msg)
 	line[len(msg)] = '\n'
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
 	_, err := s.w.Write(line)
 	return err
 }

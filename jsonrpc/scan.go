@@ -61,6 +61,7 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 		}
 	}()
 	ms = make(MemberList, 0, 8)
+	var seen keySet
 	i = skipSpace(obj, i+1)
 	for obj[i] != '}' {
 		keyEnd := skipString(obj, i)
@@ -71,7 +72,7 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 		i = skipSpace(obj, keyEnd)
 		i = skipSpace(obj, i+1) // the colon
 		end := skipValue(obj, i)
-		if _, dup := ms.Get(key); dup {
+		if seen.repeated(ms, key) {
 			return ms, fmt.Errorf("duplicate member %q", key)
 		}
 		ms = append(ms, Member{Key: key, Value: obj[i:end:end], Start: i})
@@ -179,6 +180,7 @@ func membersSlow(obj []byte) (MemberList, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	var ms MemberList
+	var seen keySet
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -192,7 +194,7 @@ func membersSlow(obj []byte) (MemberList, error) {
 		if err := dec.Decode(&v); err != nil {
 			return ms, fmt.Errorf("member %q: %v", key, err)
 		}
-		if _, dup := ms.Get(key); dup {
+		if seen.repeated(ms, key) {
 			return ms, fmt.Errorf("duplicate member %q", key)
 		}
 		end := int(dec.InputOffset())
@@ -205,4 +207,64 @@ func membersSlow(obj []byte) (MemberList, error) {
 		return ms, errors.New("data after the object")
 	}
 	return ms, nil
+}
+
+// keySet finds a repeated key in linear time overall: small objects (nearly
+// all) are scanned, and past a few members a set takes over, so that an
+// object with a million keys costs a million lookups, not 10¹² comparisons.
+type keySet struct {
+	set map[string]struct{}
+}
+
+const keySetScan = 16
+
+// repeated reports whether key is among ms (the keys before it), and
+// remembers it for the next call.
+func (k *keySet) repeated(ms MemberList, key string) bool {
+	if len(ms) < keySetScan {
+		_, dup := ms.Get(key)
+		return dup
+	}
+	if k.set == nil {
+		k.set = make(map[string]struct{}, 2*len(ms))
+		for _, m := range ms {
+			k.set[m.Key] = struct{}{}
+		}
+	}
+	if _, dup := k.set[key]; dup {
+		return true
+	}
+	k.set[key] = struct{}{}
+	return false
+}
+
+// prefixKeys reads what it can of an object that may be cut off or broken:
+// every key seen, including the one whose value was cut, and the members
+// read whole.
+func prefixKeys(prefix []byte) ([]string, MemberList) {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil
+	}
+	var keys []string
+	var ms MemberList
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, ok := tok.(string)
+		if !ok {
+			break
+		}
+		keys = append(keys, key)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		end := int(dec.InputOffset())
+		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
+	}
+	return keys, ms
 }

@@ -177,14 +177,14 @@ func (s *session) supports(method string, params json.RawMessage) error {
 // server cancelled, or mcpgate is stopping), the client is told with
 // notifications/cancelled under the id it knows.
 func (s *session) callClient(ctx context.Context, related jsonrpc.ID, method string, params json.RawMessage) (json.RawMessage, error) {
-	call, err := s.conn.GoRelated(method, params, related)
+	call, err := s.conn.GoRelated(ctx, method, params, related)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "the client session is gone: %v", err)
 	}
 	res, err := call.Wait(ctx)
 	if ctx.Err() != nil {
 		cancel := mustJSON(map[string]any{"requestId": call.ID(), "reason": "cancelled by the server"})
-		s.g.goBackground(func() { s.notifyRelated(notifyCancelled, cancel, related) })
+		s.notifyRelated(notifyCancelled, cancel, related) // never waits
 	}
 	return res, err
 }
@@ -220,15 +220,15 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 }
 
 // rootsChanged tells every connected upstream that the client's roots may
-// have changed, so that it asks again.
-// It runs off the caller's path: the caller is a client's reader, which a
-// server not reading its stdin must not hold up.
+// have changed, so that it asks again. It never waits: the caller is a
+// client's reader, which a server not reading its stdin must not hold up.
+// While one such notice waits for a server, more would say nothing new, so
+// a flood of them costs one message per server.
 func (g *Gateway) rootsChanged() {
-	g.goBackground(func() {
-		for _, u := range g.upstreams {
-			if conn, err := u.connectionNoWait(); err == nil {
-				conn.Notify(notifyRootsChanged, nil)
-			}
+	msg := (&jsonrpc.Message{Method: notifyRootsChanged}).Encode()
+	for _, u := range g.upstreams {
+		if w, err := u.connectionNoWait(); err == nil {
+			w.out.offerOnce(msg)
 		}
-	})
+	}
 }

@@ -24,7 +24,7 @@ func (l relatedLink) relatedTo(id jsonrpc.ID) (jsonrpc.ID, bool) {
 func TestCausingRequest(t *testing.T) {
 	g := &Gateway{}
 	a, b := &session{id: "a"}, &session{id: "b"}
-	u := &upstream{g: g, link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1)}}}
+	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1)}}}}
 	sentA, doneA := u.addCaller(clientRequest{a, jsonrpc.StringID("req-a")})
 	defer doneA()
 	sentA(jsonrpc.IntID(1))

@@ -271,14 +271,9 @@ func (g *Gateway) goBackground(fn func()) {
 // soon, since its context is the gateway's.
 func (g *Gateway) stopTimers() {
 	for _, u := range g.upstreams {
-		u.mu.Lock()
-		for k := range u.change {
-			if t := u.change[k].timer; t != nil && t.Stop() {
-				u.change[k].timer = nil
-				g.background.Done()
-			}
+		for _, c := range u.changes {
+			c.stop()
 		}
-		u.mu.Unlock()
 	}
 }
 

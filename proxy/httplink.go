@@ -87,7 +87,7 @@ func (l *httpLink) Read() ([]byte, error) {
 // Write sends one message in its own POST and returns at once: a POST
 // answered only when a long tool finishes must not hold up the caller,
 // whose deadline covers the wait for the answer instead.
-func (l *httpLink) Write(msg []byte) error {
+func (l *httpLink) Write(ctx context.Context, msg []byte) error {
 	if l.ctx.Err() != nil {
 		return jsonrpc.ErrClosed
 	}

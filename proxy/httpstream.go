@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func (st *httpStream) deliver(msg []byte) {
 }
 
 // Write sends a message that belongs to no request: on the GET stream.
-func (st *httpStream) Write(msg []byte) error {
+func (st *httpStream) Write(ctx context.Context, msg []byte) error {
 	st.mu.Lock()
 	if b := st.batch; b != nil && len(msg) > 0 && msg[0] == '[' {
 		st.mu.Unlock()
@@ -93,9 +94,9 @@ func (st *httpStream) keep(msg []byte) {
 // still open (and, before the answer, when the client accepts SSE). An
 // answer whose POST is gone is dropped: a response must not go on the GET
 // stream. Anything else falls back to the GET stream.
-func (st *httpStream) WriteRelated(msg []byte, related jsonrpc.ID, final bool) error {
+func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
 	if st.legacy {
-		return st.Write(msg)
+		return st.Write(ctx, msg)
 	}
 	st.mu.Lock()
 	p := st.posts[related]
@@ -106,7 +107,7 @@ func (st *httpStream) WriteRelated(msg []byte, related jsonrpc.ID, final bool) e
 	if final || msg == nil {
 		return nil
 	}
-	return st.Write(msg)
+	return st.Write(ctx, msg)
 }
 
 func (st *httpStream) Close() error {

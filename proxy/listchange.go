@@ -10,40 +10,18 @@ import (
 // a few right after initialize).
 const changeDebounce = 10 * time.Millisecond
 
-// changeState coalesces one upstream's notifications for one list. Guarded
-// by upstream.mu. While a refresh runs, any number of notifications cause
-// exactly one more refresh after it: never a storm, never a lost update.
-type changeState struct {
-	timer   *time.Timer // pending debounced refresh; nil when none
-	running bool
-	again   bool
-}
-
 // listChanged handles an upstream's notifications/<kind>/list_changed: the
-// cached list is dropped at once, and a refresh is scheduled.
+// cached list is dropped at once, and a refresh is scheduled (see
+// coalescer: while a refresh runs, any number of notifications cause
+// exactly one more after it).
 func (u *upstream) listChanged(k kind) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	for _, kk := range sameNotification(k) {
 		u.lists[kk].fresh = false
 		u.lists[kk].gen++
 	}
-	st := &u.change[k]
-	if st.running {
-		st.again = true
-		return
-	}
-	if st.timer != nil {
-		st.timer.Reset(changeDebounce)
-		return
-	}
-	if !u.g.addBackground() {
-		return // mcpgate is stopping
-	}
-	st.timer = time.AfterFunc(changeDebounce, func() {
-		defer u.g.background.Done()
-		u.refreshLists(k)
-	})
+	u.mu.Unlock()
+	u.changes[k].notify()
 }
 
 // sameNotification lists the lists one notification covers: resources and
@@ -60,30 +38,17 @@ func sameNotification(k kind) []kind {
 // fetched is not fetched now (discovery is the clients' to ask for): clients
 // are simply told it changed.
 func (u *upstream) refreshLists(k kind) {
-	u.mu.Lock()
-	st := &u.change[k]
-	st.timer = nil
-	st.running = true
-	u.mu.Unlock()
-	for {
-		changed := false
-		for _, kk := range sameNotification(k) {
-			if u.refreshOne(kk) {
-				changed = true
-			}
+	if u.g.ctx.Err() != nil {
+		return // mcpgate is stopping
+	}
+	changed := false
+	for _, kk := range sameNotification(k) {
+		if u.refreshOne(kk) {
+			changed = true
 		}
-		if changed {
-			u.g.notifyListChanged(k)
-		}
-		u.mu.Lock()
-		if st.again && u.g.ctx.Err() == nil {
-			st.again = false
-			u.mu.Unlock()
-			continue
-		}
-		st.running = false
-		u.mu.Unlock()
-		return
+	}
+	if changed {
+		u.g.notifyListChanged(k)
 	}
 }
 

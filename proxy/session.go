@@ -18,7 +18,7 @@ type session struct {
 	g         *Gateway
 	id        string
 	conn      *jsonrpc.Conn
-	out       *sendQueue  // the way out to the client; conn writes through it
+	out       *outbox     // the way out to the client; conn writes through it
 	closing   atomic.Bool // set when Serve is done: notifications stop
 	abandoned atomic.Bool // set when the shutdown grace ran out
 
@@ -38,7 +38,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 		id = named.sessionID() // HTTP: the Mcp-Session-Id, so logs and audit match what clients see
 	}
 	s := &session{g: g, id: id, ready: make(chan struct{})}
-	s.out = newSendQueue(stream, sessionQueueBytes, func(queued int) {
+	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
 	s.conn = jsonrpc.NewConn(s.out, jsonrpc.Options{
@@ -53,6 +53,9 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 		OnBadInput: func(err error) {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
 		},
+		AnswerUnreadable: true,
+		MaxInFlight:      maxClientRequests,
+		MaxInFlightBytes: maxClientRequestBytes,
 	})
 	s.conn.Start()
 	return s

@@ -52,7 +52,7 @@ func (u *upstream) supervise(ctx context.Context) {
 			u.attemptStarting()
 		}
 		u.mu.Unlock()
-		conn, l, err := u.dial(ctx)
+		w, err := u.dial(ctx)
 		if err == nil {
 			// Before ready is closed: clients still waiting in initialize
 			// will see these items in their first list and need no notice.
@@ -65,9 +65,8 @@ func (u *upstream) supervise(ctx context.Context) {
 			close(u.ready)
 		}
 		if ctx.Err() != nil {
-			if l != nil {
-				conn.Close()
-				l.stop(u.g.stopGrace)
+			if w != nil {
+				w.close(u.g.stopGrace)
 			}
 			return
 		}
@@ -76,7 +75,7 @@ func (u *upstream) supervise(ctx context.Context) {
 				u.log.Info("upstream reconnected", "after_failures", failures)
 			}
 			failures, lastLogged = 0, ""
-			reason := u.awaitEnd(ctx, conn, l)
+			reason := u.awaitEnd(ctx, w)
 			if ctx.Err() != nil {
 				return
 			}
@@ -132,13 +131,13 @@ func (u *upstream) initTimeout() time.Duration { return u.cfg.InitTimeout }
 
 // dial starts the server and runs the initialize handshake. Nothing is
 // listed: discovery is the clients' to ask for (DESIGN D1).
-func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
+func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	start := time.Now()
 	var l link
 	if u.cfg.Type == config.TypeStdio {
 		p, err := startProcess(u.cfg, u.g.maxMessage, func(line string) { u.g.upstreamStderr(u.name, line) })
 		if err != nil {
-			return nil, nil, u.fail(err.Error())
+			return nil, u.fail(err.Error())
 		}
 		l = p
 	} else {
@@ -146,12 +145,20 @@ func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
 		hl.onReinit = u.resubscribe
 		l = hl
 	}
-	conn := jsonrpc.NewConn(l, jsonrpc.Options{
+	out := newOutbox(l, upstreamQueueBytes, false, u.g.stopGrace, func(queued int) {
+		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
+	})
+	conn := jsonrpc.NewConn(out, jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(u.handle),
 		OnBadInput: func(err error) {
 			u.log.Warn("skipped bad message from upstream", "err", err)
 		},
+		// A server flooding requests to the client side (sampling,
+		// elicitation, roots) gets the excess refused at once.
+		MaxInFlight:      maxServerRequests,
+		MaxInFlightBytes: maxServerRequestBytes,
 	}).Start()
+	w := &wire{conn: conn, out: out, link: l}
 	params := mustJSON(map[string]any{
 		"protocolVersion": LatestVersion,
 		// Declared to every server, so that servers which offer some tools
@@ -175,7 +182,9 @@ func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
 		err = fmt.Errorf("it answered protocol version %q, which mcpgate does not speak (it speaks %v)", res.ProtocolVersion, supportedVersions)
 	}
 	if err == nil {
-		err = conn.Notify(notifyInitialized, nil)
+		nctx, cancel := context.WithTimeout(ctx, u.initTimeout())
+		err = conn.Notify(nctx, notifyInitialized, nil)
+		cancel()
 	}
 	if err != nil {
 		reason := "initialize failed: " + err.Error()
@@ -187,51 +196,48 @@ func (u *upstream) dial(ctx context.Context) (*jsonrpc.Conn, link, error) {
 		case errors.Is(err, jsonrpc.ErrClosed):
 			reason = l.reason(2 * time.Second)
 		}
-		conn.Close()
-		l.stop(u.g.stopGrace)
-		return nil, nil, u.fail(reason)
+		w.close(u.g.stopGrace)
+		return nil, u.fail(reason)
 	}
 
 	u.mu.Lock()
 	if u.state == stateStopped {
 		u.mu.Unlock()
-		conn.Close()
-		l.stop(u.g.stopGrace)
-		return nil, nil, errors.New("stopped")
+		w.close(u.g.stopGrace)
+		return nil, errors.New("stopped")
 	}
 	if u.connectedOnce {
 		u.restarts++
 	}
 	u.connectedOnce = true
-	u.state, u.conn, u.link, u.init, u.since = stateConnected, conn, l, res, time.Since(start)
+	u.state, u.wire, u.init, u.since = stateConnected, w, res, time.Since(start)
 	u.reason, u.kicked = "", false
 	u.mu.Unlock()
 	u.log.Info("upstream connected", "protocol", res.ProtocolVersion, "upstream_name", res.ServerInfo.Name, "upstream_version", res.ServerInfo.Version)
-	return conn, l, nil
+	return w, nil
 }
 
 // awaitEnd waits for the connection to end (a crash, or the server closing
 // its output) and cleans up. Every call in flight has already been failed
 // by the Conn, with the reason.
-func (u *upstream) awaitEnd(ctx context.Context, conn *jsonrpc.Conn, l link) string {
+func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 	select {
-	case <-conn.Done():
-	case <-l.gone():
+	case <-w.conn.Done():
+	case <-w.link.gone():
 	case <-ctx.Done():
 		return ""
 	}
-	reason := l.reason(2 * time.Second)
+	reason := w.link.reason(2 * time.Second)
 	u.mu.Lock()
-	if u.conn == conn && u.state == stateConnected {
-		u.state, u.reason, u.conn, u.link = stateFailed, reason, nil, nil
+	if u.wire == w && u.state == stateConnected {
+		u.state, u.reason, u.wire = stateFailed, reason, nil
 		for k := range u.lists {
 			u.lists[k].fresh = false
 			u.lists[k].gen++
 		}
 	}
 	u.mu.Unlock()
-	conn.Close()
-	l.stop(u.g.stopGrace)
+	w.close(u.g.stopGrace)
 	return reason
 }
 

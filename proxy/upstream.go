@@ -40,10 +40,11 @@ type upstream struct {
 	ready chan struct{} // closed when the first connection attempt has ended
 	kick  chan struct{} // 1-buffered: asks the supervisor to try again now
 
+	changes [numKinds]*coalescer // list_changed coalescing, per notification
+
 	mu            sync.Mutex // guards the fields below
 	state         upstreamState
-	conn          *jsonrpc.Conn
-	link          link
+	wire          *wire // the live connection; nil when not connected
 	init          initializeResult
 	reason        string        // why it is not connected
 	since         time.Duration // how long initialize took
@@ -52,13 +53,24 @@ type upstream struct {
 	restarts      int           // reconnections after the first connection
 	connectedOnce bool
 	lists         [numKinds]listCache
-	callers       []*caller             // client sessions with a request in flight here, oldest first
-	change        [numKinds]changeState // list_changed coalescing, per list
-	cancel        sync.WaitGroup        // best-effort cancellation sends
+	callers       []*caller // client sessions with a request in flight here, oldest first
+}
+
+// wire is one connection to the server: the link, the outbox in front of it
+// (every message to the server goes through it, written by one goroutine),
+// and the JSON-RPC connection over both.
+type wire struct {
+	conn *jsonrpc.Conn
+	out  *outbox
+	link link
 }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
-	return &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
+	u := &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
+	for k := range numKinds {
+		u.changes[k] = &coalescer{delay: changeDebounce, run: func() { u.refreshLists(k) }, begin: g.addBackground, end: g.background.Done}
+	}
+	return u
 }
 
 // connection returns the live connection or the error that says why there
@@ -66,19 +78,19 @@ func newUpstream(g *Gateway, s config.Server) *upstream {
 // for one immediate attempt and waits for it, as do requests arriving
 // meanwhile; after that, requests fail fast with the reason until the next
 // scheduled retry succeeds. A dead server is never hammered.
-func (u *upstream) connection() (*jsonrpc.Conn, error) {
+func (u *upstream) connection() (*wire, error) {
 	return u.connectionCtx(context.Background())
 }
 
 // connectionNoWait is connection without asking for an attempt: for views
 // of the state that must not wait for a server to restart.
-func (u *upstream) connectionNoWait() (*jsonrpc.Conn, error) {
+func (u *upstream) connectionNoWait() (*wire, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.connLocked()
 }
 
-func (u *upstream) connectionCtx(ctx context.Context) (*jsonrpc.Conn, error) {
+func (u *upstream) connectionCtx(ctx context.Context) (*wire, error) {
 	u.mu.Lock()
 	if u.state == stateFailed && !u.kicked {
 		u.kicked = true
@@ -102,10 +114,10 @@ func (u *upstream) connectionCtx(ctx context.Context) (*jsonrpc.Conn, error) {
 	return u.connLocked()
 }
 
-func (u *upstream) connLocked() (*jsonrpc.Conn, error) {
+func (u *upstream) connLocked() (*wire, error) {
 	switch u.state {
 	case stateConnected:
-		return u.conn, nil
+		return u.wire, nil
 	case stateConnecting:
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is still starting", u.name)
 	case stateStopped:
@@ -149,17 +161,18 @@ var errDeadline = errors.New("upstream deadline")
 // watch, if not nil, is handed the function that pushes the deadline back,
 // which each progress notification calls (up to the server's max_timeout).
 func (u *upstream) callWatched(ctx context.Context, method string, params json.RawMessage, watch func(extend func())) (json.RawMessage, error) {
-	conn, err := u.connectionCtx(ctx)
+	w, err := u.connectionCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := u.currentLink()
 	sent := func(jsonrpc.ID) {}
 	if r, ok := requestFrom(ctx); ok {
 		var done func()
 		sent, done = u.addCaller(r)
 		defer done()
 	}
+	// The deadline covers the whole request: waiting for room in the
+	// outbox, the write, and the answer.
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	dl := newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout, func() { cancel(errDeadline) })
@@ -167,27 +180,34 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	if watch != nil {
 		watch(dl.extend)
 	}
-	call, err := conn.Go(method, params)
-	if err != nil {
-		return nil, u.closedError(method, l)
-	}
-	sent(call.ID())
-	res, err := call.Wait(tctx)
+	call, err := w.conn.Go(tctx, method, params)
+	var res json.RawMessage
 	if err == nil {
-		return res, nil
+		sent(call.ID())
+		res, err = call.Wait(tctx)
+		if err == nil {
+			return res, nil
+		}
 	}
+	var tooLarge *jsonrpc.TooLargeError
 	switch {
 	case ctx.Err() != nil:
-		u.sendCancel(conn, call.ID(), "cancelled by the client")
+		if call != nil {
+			u.sendCancel(w, call.ID(), "cancelled by the client")
+		}
 		return nil, ctx.Err()
 	case context.Cause(tctx) == errDeadline:
-		u.sendCancel(conn, call.ID(), "mcpgate timeout")
+		if call != nil {
+			u.sendCancel(w, call.ID(), "mcpgate timeout")
+		}
 		if dl.hitLimit() {
 			return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s still running after max_timeout (%v), though it reported progress; upstream kept running (raise mcpServers.%s.max_timeout)", u.name, method, u.cfg.MaxTimeout, u.name)
 		}
 		return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v without an answer or progress; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
+	case errors.As(err, &tooLarge):
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q: its answer to %s was over %d bytes, more than mcpgate accepts (raise max_message_bytes)", u.name, method, tooLarge.Limit)
 	case errors.Is(err, jsonrpc.ErrClosed):
-		return nil, u.closedError(method, l)
+		return nil, u.closedError(method, w.link)
 	}
 	return nil, err
 }
@@ -195,7 +215,10 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 func (u *upstream) currentLink() link {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.link
+	if u.wire == nil {
+		return nil
+	}
+	return u.wire.link
 }
 
 // closedError explains a call that failed because the connection over l
@@ -207,21 +230,12 @@ func (u *upstream) closedError(method string, l link) error {
 	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, l.reason(2*time.Second), method)
 }
 
-// sendCancel tells the server to stop working on id, off the caller's path:
-// a server that does not read its stdin must not hold up the answer.
-func (u *upstream) sendCancel(conn *jsonrpc.Conn, id jsonrpc.ID, reason string) {
+// sendCancel tells the server to stop working on id. It never waits: the
+// notification is queued if there is room (cancellation is best effort),
+// so a server that does not read its stdin cannot hold up the answer.
+func (u *upstream) sendCancel(w *wire, id jsonrpc.ID, reason string) {
 	params := mustJSON(map[string]any{"requestId": id, "reason": reason})
-	u.mu.Lock()
-	if u.state == stateStopped {
-		u.mu.Unlock()
-		return // stop is waiting for the sends already under way, and no more
-	}
-	u.cancel.Add(1)
-	u.mu.Unlock()
-	go func() {
-		defer u.cancel.Done()
-		conn.Notify(notifyCancelled, params)
-	}()
+	w.out.offer((&jsonrpc.Message{Method: notifyCancelled, Params: params}).Encode(), jsonrpc.ID{})
 }
 
 // handle serves what the server sends on its own: requests to the client
@@ -238,8 +252,8 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.R
 			RequestID jsonrpc.ID `json:"requestId"`
 		}
 		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
-			if conn, err := u.connectionNoWait(); err == nil {
-				conn.CancelIncoming(p.RequestID)
+			if w, err := u.connectionNoWait(); err == nil {
+				w.conn.CancelIncoming(p.RequestID)
 			}
 		}
 	case notifyElicitationComplete:
@@ -264,24 +278,22 @@ func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.R
 	return nil, nil
 }
 
-// stop disconnects and ends the server. Cancellations still being sent get
-// a moment to reach the server first.
+// stop disconnects and ends the server. What is queued for it (the last
+// cancellations) gets a moment to reach it first.
 func (u *upstream) stop() {
 	u.mu.Lock()
-	conn, l := u.conn, u.link
-	u.state, u.conn, u.link = stateStopped, nil, nil
+	w := u.wire
+	u.state, u.wire = stateStopped, nil
 	u.mu.Unlock()
-	sent := make(chan struct{})
-	go func() { u.cancel.Wait(); close(sent) }()
-	select {
-	case <-sent:
-	case <-time.After(u.g.stopGrace):
+	if w != nil {
+		w.close(u.g.stopGrace)
 	}
-	if conn != nil {
-		conn.Close() // also unblocks a cancellation stuck on a full pipe
-	}
-	if l != nil {
-		l.stop(u.g.stopGrace)
-	}
-	<-sent
+}
+
+// close ends the connection: what is queued gets up to grace to be
+// written (see outbox.Close), then the link is stopped (grace bounds each
+// of its steps).
+func (w *wire) close(grace time.Duration) {
+	w.conn.Close()
+	w.link.stop(grace)
 }

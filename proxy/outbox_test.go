@@ -1,11 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"sync"
-
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // blockedStream never finishes a write until released, like a client that
@@ -17,7 +18,7 @@ type blockedStream struct {
 }
 
 func (b *blockedStream) Read() ([]byte, error) { select {} }
-func (b *blockedStream) Write(m []byte) error {
+func (b *blockedStream) Write(ctx context.Context, m []byte) error {
 	<-b.release
 	b.mu.Lock()
 	b.written = append(b.written, m)
@@ -30,10 +31,10 @@ func (b *blockedStream) Close() error { return nil }
 // dropped at once (the caller, often an upstream's reader, never waits),
 // the drop is reported once, and what was queued is delivered in order when
 // the client reads again.
-func TestSendQueueBoundedWhenClientStopsReading(t *testing.T) {
+func TestOutboxBoundedWhenClientStopsReading(t *testing.T) {
 	bs := &blockedStream{release: make(chan struct{})}
 	reports := 0
-	q := newSendQueue(bs, 100, func(int) { reports++ })
+	q := newOutbox(bs, 100, true, 2*time.Second, func(int) { reports++ })
 	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`) // 51 bytes
 
 	done := make(chan struct{})
@@ -61,7 +62,7 @@ func TestSendQueueBoundedWhenClientStopsReading(t *testing.T) {
 
 	// A response waits for room instead of being dropped.
 	answered := make(chan error, 1)
-	go func() { answered <- q.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)) }()
+	go func() { answered <- q.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)) }()
 	close(bs.release)
 	select {
 	case err := <-answered:

@@ -1,0 +1,230 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Bounds on what waits to be written to one peer.
+const (
+	sessionQueueBytes  = 8 << 20 // to one client
+	upstreamQueueBytes = 8 << 20 // to one upstream
+)
+
+// outbox is the way out to one peer: a FIFO of encoded messages in front of
+// its stream, written by one writer at a time. A peer that stops reading
+// cannot make the gateway's memory grow without bound or stall anyone else:
+// notifications that do not fit (progress, log messages, list_changed,
+// resource updates, cancellations) are dropped and counted; requests and
+// responses wait for room, each within its caller's context. One FIFO for
+// everything keeps progress ahead of the result it belongs to.
+//
+// Who writes differs by side. Toward a client (inline), a message is
+// written by the goroutine that queued it when nobody else is writing,
+// saving a handoff on every response; a client that stops reading holds up
+// only its own requests. Toward an upstream, one goroutine writes
+// everything, so that a caller whose deadline passes can walk away while
+// its message is still being written to a server that stopped reading: the
+// deadline covers the whole request, and half a message is never sent.
+type outbox struct {
+	jsonrpc.Stream // the peer's stream; Write and Close are ours
+
+	inline bool
+	limit  int
+	onDrop func(queued int) // told once per episode of dropping
+	grace  time.Duration    // how long Close lets the writer deliver what is queued
+
+	mu      sync.Mutex
+	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
+	msgs    []queued
+	bytes   int
+	closed  bool
+	writing bool           // someone holds the right to write (the loop, or a caller draining)
+	dropped int            // notifications dropped while full, since the last report
+	once    map[string]int // coalesced notifications queued, by content
+	done    chan struct{}  // closed when the writer goroutine has returned
+}
+
+func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
+	q := &outbox{Stream: s, limit: limit, inline: inline, grace: grace, done: make(chan struct{}), onDrop: onDrop}
+	q.wake = sync.NewCond(&q.mu)
+	go q.writeLoop()
+	return q
+}
+
+// queued is one message waiting, with the request it belongs to, if any.
+type queued struct {
+	msg     []byte
+	related jsonrpc.ID
+	final   bool
+	once    bool // coalesced: counted in outbox.once
+}
+
+// Write queues a request or notification, waiting within ctx for room.
+func (q *outbox) Write(ctx context.Context, msg []byte) error {
+	return q.WriteRelated(ctx, msg, jsonrpc.ID{}, false)
+}
+
+// WriteRelated queues a message that belongs to the peer's request related
+// (a response, when final), waiting within ctx for room. Once queued it is
+// sent: a caller that gives up later says so with a cancellation.
+func (q *outbox) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.full(len(msg)) && !q.closed {
+		stop := context.AfterFunc(ctx, func() {
+			q.mu.Lock()
+			q.wake.Broadcast()
+			q.mu.Unlock()
+		})
+		for q.full(len(msg)) && !q.closed && ctx.Err() == nil {
+			q.wake.Wait()
+		}
+		stop()
+	}
+	if q.closed {
+		return jsonrpc.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.push(queued{msg: msg, related: related, final: final})
+	if q.inline && !q.writing {
+		q.drain()
+	}
+	return nil
+}
+
+// full reports whether a message of n bytes must wait. One message larger
+// than the bound still goes when the queue is empty. q.mu held.
+func (q *outbox) full(n int) bool { return len(q.msgs) > 0 && q.bytes+n > q.limit }
+
+// offer queues a notification if there is room, and drops it if not.
+// related, if valid, is the peer's request it belongs to. It never waits.
+func (q *outbox) offer(msg []byte, related jsonrpc.ID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.offerLocked(queued{msg: msg, related: related})
+}
+
+// offerOnce is offer for a notification that says a state changed
+// (roots/list_changed): while one such is queued and not yet written,
+// another would say nothing new, so a flood of them costs one message.
+func (q *outbox) offerOnce(msg []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.once[string(msg)] > 0 {
+		return
+	}
+	if q.offerLocked(queued{msg: msg, once: true}) {
+		if q.once == nil {
+			q.once = map[string]int{}
+		}
+		q.once[string(msg)]++
+	}
+}
+
+func (q *outbox) offerLocked(m queued) bool {
+	if q.closed {
+		return false
+	}
+	if q.full(len(m.msg)) {
+		q.dropped++
+		if q.dropped == 1 && q.onDrop != nil {
+			q.onDrop(q.bytes)
+		}
+		return false
+	}
+	q.push(m) // the writer goroutine takes it: an offer never writes, so it never waits
+	return true
+}
+
+func (q *outbox) push(m queued) {
+	q.msgs = append(q.msgs, m)
+	q.bytes += len(m.msg)
+	q.wake.Broadcast()
+}
+
+func (q *outbox) writeLoop() {
+	defer close(q.done)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		for (len(q.msgs) == 0 || q.writing) && !q.closed {
+			q.wake.Wait()
+		}
+		if q.writing {
+			q.wake.Wait() // closed: let the caller that is writing finish
+			continue
+		}
+		if len(q.msgs) == 0 {
+			return
+		}
+		q.drain()
+	}
+}
+
+// drain writes queued messages in order until none is left, taking the
+// right to write. q.mu is held on entry and exit, never across a write.
+func (q *outbox) drain() {
+	q.writing = true
+	for len(q.msgs) > 0 {
+		m := q.msgs[0]
+		q.msgs[0] = queued{}
+		q.msgs = q.msgs[1:]
+		if m.once {
+			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
+				delete(q.once, string(m.msg))
+			}
+		}
+		q.mu.Unlock()
+		var err error
+		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+			err = rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
+		} else if m.msg != nil {
+			err = q.Stream.Write(context.Background(), m.msg)
+		}
+		q.mu.Lock()
+		q.bytes -= len(m.msg)
+		if err != nil {
+			q.closed = true
+			q.msgs, q.bytes, q.once = nil, 0, nil
+		}
+		q.wake.Broadcast()
+	}
+	q.dropped = 0 // the episode, if any, is over
+	q.writing = false
+	q.wake.Broadcast()
+}
+
+// Close stops taking messages, gives the writer up to its grace to deliver
+// what is queued (the answers to the last requests, the last
+// cancellations), then closes the stream.
+func (q *outbox) Close() error {
+	q.mu.Lock()
+	q.closed = true
+	q.wake.Broadcast()
+	q.mu.Unlock()
+	t := time.NewTimer(q.grace)
+	defer t.Stop()
+	select {
+	case <-q.done:
+	case <-t.C:
+	}
+	return q.Stream.Close() // unblocks a write stuck on a peer that stopped reading
+}
+
+// Bounds on the requests a peer may have in flight at once (see
+// jsonrpc.Options.MaxInFlight): past them a request is refused at once.
+const (
+	// A client: generous, for agents that run many tools at once.
+	maxClientRequests     = 1024
+	maxClientRequestBytes = 256 << 20
+	// An upstream's requests to the client side (sampling, elicitation,
+	// roots): each waits for a person or a model, so few are ever real.
+	maxServerRequests     = 64
+	maxServerRequestBytes = 64 << 20
+)
