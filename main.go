@@ -144,7 +144,13 @@ func (c *commonFlags) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return config.Load(data, path, os.LookupEnv)
+	cfg, err := config.Load(data, path, os.LookupEnv)
+	if err == nil {
+		if w := writableWarning(path); w != "" {
+			cfg.Warnings = append(cfg.Warnings, w)
+		}
+	}
+	return cfg, err
 }
 
 // setup loads the config and builds the gateway, reporting problems to
