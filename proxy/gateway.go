@@ -144,7 +144,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.names = newNameTable(cfg.Namespace, g.upstreams)
 	if cfg.Audit.Path != "" {
-		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies)
+		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies, g.log)
 		if err != nil {
 			return nil, err
 		}

@@ -127,6 +127,10 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 	family("mcpgate_bytes_total", "counter", "Bytes of client requests (in) and of the answers to them (out).")
 	fmt.Fprintf(&b, "mcpgate_bytes_total{direction=\"in\"} %d\n", m.bytesIn.Load())
 	fmt.Fprintf(&b, "mcpgate_bytes_total{direction=\"out\"} %d\n", m.bytesOut.Load())
+	if g.audit != nil {
+		family("mcpgate_audit_write_failures_total", "counter", "Audit records that could not be written in full (lost).")
+		fmt.Fprintf(&b, "mcpgate_audit_write_failures_total %d\n", g.audit.failureCount())
+	}
 	io.WriteString(w, b.String())
 }
 
