@@ -49,8 +49,9 @@ type auditError struct {
 type auditLog struct {
 	bodies   bool
 	log      *slog.Logger
-	failures atomic.Uint64 // records not written in full, ever
-	failing  atomic.Bool   // the last write failed
+	redact   func(string) string // applied to every string in a record
+	failures atomic.Uint64       // records not written in full, ever
+	failing  atomic.Bool         // the last write failed
 
 	mu   sync.Mutex // serialises writes; held only for one write
 	w    io.WriteCloser
@@ -58,16 +59,16 @@ type auditLog struct {
 	lost int  // guarded by mu: records lost in the current episode
 }
 
-func openAudit(path string, bodies bool, log *slog.Logger) (*auditLog, error) {
+func openAudit(path string, bodies bool, log *slog.Logger, redact func(string) string) (*auditLog, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit.path: %w", err)
 	}
-	return newAuditLog(f, bodies, log), nil
+	return newAuditLog(f, bodies, log, redact), nil
 }
 
-func newAuditLog(w io.WriteCloser, bodies bool, log *slog.Logger) *auditLog {
-	return &auditLog{w: w, bodies: bodies, log: log}
+func newAuditLog(w io.WriteCloser, bodies bool, log *slog.Logger, redact func(string) string) *auditLog {
+	return &auditLog{w: w, bodies: bodies, log: log, redact: redact}
 }
 
 func (a *auditLog) write(r *auditRecord) {
@@ -82,7 +83,7 @@ func (a *auditLog) write(r *auditRecord) {
 	if err != nil {
 		return
 	}
-	b = append(b, '\n')
+	b = append(redactJSON(b, a.redact), '\n')
 	a.mu.Lock()
 	if a.torn {
 		// A record cut short must not swallow this one: end its line

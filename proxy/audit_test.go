@@ -44,7 +44,7 @@ func TestAuditWriteFailure(t *testing.T) {
 		-1, // ok, after a newline
 	}}
 	var logged bytes.Buffer
-	a := newAuditLog(disk, false, slog.New(slog.NewTextHandler(&logged, nil)))
+	a := newAuditLog(disk, false, slog.New(slog.NewTextHandler(&logged, nil)), func(s string) string { return s })
 	for i := range 7 {
 		a.write(&auditRecord{Session: "s", Method: "tools/call", ID: json.RawMessage(strings.Repeat("1", i+1)), Outcome: "ok"})
 		if want := i == 1 || i == 2 || i == 3 || i == 5; a.isFailing() != want {

@@ -220,7 +220,7 @@ func (u *upstream) awaitEnd(ctx context.Context, conn *jsonrpc.Conn, l link) str
 	case <-ctx.Done():
 		return ""
 	}
-	reason := l.reason(2 * time.Second)
+	reason := u.g.redact(l.reason(2 * time.Second))
 	u.mu.Lock()
 	if u.conn == conn && u.state == stateConnected {
 		u.state, u.reason, u.conn, u.link = stateFailed, reason, nil, nil
@@ -235,7 +235,11 @@ func (u *upstream) awaitEnd(ctx context.Context, conn *jsonrpc.Conn, l link) str
 	return reason
 }
 
+// fail records why the upstream is not connected. The reason is redacted
+// here, once, since it travels far: into errors for every request, lists'
+// _meta, logs, and mcpgate check.
 func (u *upstream) fail(reason string) error {
+	reason = u.g.redact(reason)
 	u.mu.Lock()
 	if u.state != stateStopped {
 		u.state, u.reason = stateFailed, reason
