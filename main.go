@@ -144,7 +144,13 @@ func (c *commonFlags) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return config.Load(data, path, os.LookupEnv)
+	cfg, err := config.Load(data, path, os.LookupEnv)
+	if err == nil {
+		if w := writableWarning(path); w != "" {
+			cfg.Warnings = append(cfg.Warnings, w)
+		}
+	}
+	return cfg, err
 }
 
 // setup loads the config and builds the gateway, reporting problems to
@@ -173,7 +179,7 @@ func setup(c *commonFlags, stderr io.Writer, quiet bool) (*proxy.Gateway, *confi
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false
 	}
-	return g, cfg, log, true
+	return g, cfg, g.Logger(), true // hides the config's ${VAR} values
 }
 
 func indentErrors(err error) string {
@@ -274,20 +280,21 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	addr := cfg.HTTP.Listen
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcpgate: -listen %q: %v (write it like 127.0.0.1:8931)\n", addr, err)
+		// The address may come from a ${VAR}: shown as the variable.
+		fmt.Fprintln(stderr, cfg.Redact(fmt.Sprintf("mcpgate: -listen %q: %v (write it like 127.0.0.1:8931)", addr, err)))
 		g.Close()
 		return 1
 	}
 	if !isLoopback(host) && len(cfg.HTTP.Tokens) == 0 {
 		fmt.Fprintf(stderr, "mcpgate: refusing to listen on %s without a bearer token: anyone who can reach it could use every upstream.\n"+
 			"Add to the config: \"auth\": {\"tokens\": [\"${MCPGATE_TOKEN}\"]}, and set MCPGATE_TOKEN (for example to the output of: openssl rand -hex 32).\n"+
-			"Or listen on a loopback address such as 127.0.0.1:8931.\n", addr)
+			"Or listen on a loopback address such as 127.0.0.1:8931.\n", cfg.Redact(addr))
 		g.Close()
 		return 1
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpgate: -listen:", err)
+		fmt.Fprintln(stderr, "mcpgate: -listen:", cfg.Redact(err.Error()))
 		g.Close()
 		return 1
 	}

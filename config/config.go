@@ -39,6 +39,8 @@ type Config struct {
 	// Warnings are things worth telling the operator that do not stop a run
 	// (an ignored key that looks like a typo of ours, a client-only key).
 	Warnings []string
+
+	redactor *redactor // see Redact; nil: nothing to hide
 }
 
 // Server is one upstream MCP server.

@@ -115,3 +115,56 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestRedact(t *testing.T) {
+	data := `{"mcpServers": {
+	  "a": {"url": "https://${HOST}/${TOKEN}/mcp", "headers": {"X-Key": "${KEY}"}},
+	  "b": {"command": "${BIN}", "args": ["${SHORT}", "${UNSET:-default-value}"]}
+	}}`
+	cfg, err := Load([]byte(data), "c.json", env(map[string]string{
+		"HOST": "example.com", "TOKEN": "tok/en 42", "KEY": "tok/en 42 and more", "BIN": "/opt/bin/server", "SHORT": "abc",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{"POST https://example.com/tok%2Fen%2042/mcp: refused", "POST https://${HOST}/${TOKEN}/mcp: refused"},
+		{"token=tok%2Fen+42", "token=${TOKEN}"},
+		{"key tok/en 42 and more, token tok/en 42", "key ${KEY}, token ${TOKEN}"}, // the longer value whole
+		{`cannot start "/opt/bin/server"`, `cannot start "${BIN}"`},
+		{"abc and default-value stay", "abc and default-value stay"}, // too short; written in the file
+	}
+	for _, tt := range tests {
+		if got := cfg.Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	var none *Config
+	if got := none.Redact("x"); got != "x" {
+		t.Errorf("nil Config: Redact = %q", got)
+	}
+}
+
+// TestLoadNeverEchoesValues: a problem shows the value as written, ${VAR}
+// and all, never what it expanded to.
+func TestLoadNeverEchoesValues(t *testing.T) {
+	const secret = "s3cret-value"
+	data := `{"mcpServers": {
+	  "a": {"command": "x", "type": "${V}", "timeout": "${V}", "max_timeout": "${V}", "roots": [{"uri": "${V}"}]},
+	  "b": {"url": "${V}"}
+	 },
+	 "path": "${V}", "cache_ttl": "${V}"}`
+	_, err := Load([]byte(data), "c.json", env(map[string]string{"V": secret}))
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) < 6 {
+		t.Fatalf("want at least 6 problems, got %v", err)
+	}
+	for _, p := range list {
+		if strings.Contains(p.Error(), secret) {
+			t.Errorf("problem shows the value: %s", p)
+		}
+	}
+	if !strings.Contains(err.Error(), `mcpServers.a.type: must be "stdio", "http" or "sse", not "${V}"`) {
+		t.Errorf("the type problem does not name ${V}:\n%v", err)
+	}
+}

@@ -10,6 +10,12 @@ import (
 // an empty secret would fail later, far from its cause. The error never
 // contains a variable's value.
 func Expand(s string, lookup LookupFunc) (string, error) {
+	return expand(s, lookup, nil)
+}
+
+// expand is Expand that tells found about every value taken from lookup
+// (not defaults: those are written in the config itself).
+func expand(s string, lookup LookupFunc, found func(name, value string)) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -40,6 +46,9 @@ func Expand(s string, lookup LookupFunc) (string, error) {
 		switch {
 		case ok && (v != "" || !hasDef):
 			b.WriteString(v)
+			if found != nil {
+				found(name, v)
+			}
 		case hasDef:
 			b.WriteString(def)
 		default:

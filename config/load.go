@@ -73,9 +73,19 @@ var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 func Load(data []byte, file string, lookup LookupFunc) (*Config, error) {
 	l := &loader{file: file, data: data, lookup: lookup}
 	cfg := l.load()
+	// Messages show values as written, with ${VAR} unexpanded; this is the
+	// net under that: no message may hold a value from the environment.
+	r := l.secrets.redactor()
+	for i := range l.problems {
+		l.problems[i].Msg = r.redact(l.problems[i].Msg)
+	}
 	if len(l.problems) > 0 {
 		return nil, l.problems
 	}
+	for i := range cfg.Warnings {
+		cfg.Warnings[i] = r.redact(cfg.Warnings[i])
+	}
+	cfg.redactor = r
 	return cfg, nil
 }
 
@@ -85,6 +95,7 @@ type loader struct {
 	lookup   LookupFunc
 	problems ErrorList
 	warnings []string
+	secrets  secretSet // every value a ${VAR} expanded to
 }
 
 func (l *loader) addf(path, format string, args ...any) {
@@ -133,8 +144,9 @@ func (l *loader) load() *Config {
 		case "listen":
 			cfg.HTTP.Listen = l.str(m.Key, m.Value, true)
 		case "path":
-			if cfg.HTTP.Path = l.str(m.Key, m.Value, true); !strings.HasPrefix(cfg.HTTP.Path, "/") {
-				l.addf(m.Key, "must start with '/', not %q", cfg.HTTP.Path)
+			var written string
+			if cfg.HTTP.Path, written = l.strWritten(m.Key, m.Value, true); !strings.HasPrefix(cfg.HTTP.Path, "/") {
+				l.addf(m.Key, "must start with '/', not %q", written)
 			}
 		case "allowed_origins":
 			cfg.HTTP.AllowedOrigins = l.strList(m.Key, m.Value)
@@ -239,12 +251,12 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		l.decode(path+".disabled", v, &s.Disabled)
 	}
 	strict := !s.Disabled
-	var typ string
+	var typ, typWritten string
 	for _, m := range members {
 		fpath := path + "." + m.Key
 		switch m.Key {
 		case "type":
-			typ = l.str(fpath, m.Value, strict)
+			typ, typWritten = l.strWritten(fpath, m.Value, strict)
 		case "command":
 			s.Command = l.str(fpath, m.Value, strict)
 			if s.Command == "" && strict {
@@ -262,9 +274,8 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		case "cwd":
 			s.Cwd = l.str(fpath, m.Value, strict)
 		case "url":
-			s.URL = l.str(fpath, m.Value, strict)
-			var written string // as written: the expanded URL may hold a secret
-			json.Unmarshal(m.Value, &written)
+			var written string
+			s.URL, written = l.strWritten(fpath, m.Value, strict)
 			if s.URL == "" && strict {
 				l.addf(fpath, "must not be empty")
 			} else if strict && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
@@ -330,7 +341,7 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			l.addf(path+".type", `"sse" needs "url", not "command"`)
 		}
 	default:
-		l.addf(path+".type", `must be "stdio", "http" or "sse", not %q`, typ)
+		l.addf(path+".type", `must be "stdio", "http" or "sse", not %q`, typWritten)
 	}
 	return s, true
 }
@@ -350,10 +361,11 @@ func (l *loader) roots(path string, raw json.RawMessage, strict bool) []Root {
 			continue
 		}
 		var r Root
+		var uriWritten string
 		for _, m := range members {
 			switch m.Key {
 			case "uri":
-				r.URI = l.str(epath+".uri", m.Value, strict)
+				r.URI, uriWritten = l.strWritten(epath+".uri", m.Value, strict)
 			case "name":
 				r.Name = l.str(epath+".name", m.Value, strict)
 			default:
@@ -361,7 +373,7 @@ func (l *loader) roots(path string, raw json.RawMessage, strict bool) []Root {
 			}
 		}
 		if !strings.HasPrefix(r.URI, "file://") {
-			l.addf(epath+".uri", "must be a file:// URI, not %q", r.URI)
+			l.addf(epath+".uri", "must be a file:// URI, not %q", uriWritten)
 		}
 		out = append(out, r)
 	}
@@ -482,18 +494,25 @@ func describe(raw json.RawMessage) string {
 // str reads a string and expands ${VAR} in it. With strict false, unset
 // variables are left as they are instead of being errors.
 func (l *loader) str(path string, raw json.RawMessage, strict bool) string {
-	var s string
-	if !l.decode(path, raw, &s) {
-		return ""
+	s, _ := l.strWritten(path, raw, strict)
+	return s
+}
+
+// strWritten is str that also returns the string as written, ${VAR}s and
+// all: what a message about the value shows, since the expanded value may
+// be a secret.
+func (l *loader) strWritten(path string, raw json.RawMessage, strict bool) (value, written string) {
+	if !l.decode(path, raw, &written) {
+		return "", ""
 	}
-	out, err := Expand(s, l.lookup)
+	out, err := expand(written, l.lookup, l.secrets.add)
 	if err != nil {
 		if strict {
 			l.addf(path, "%v", err)
 		}
-		return s
+		return written, written
 	}
-	return out
+	return out, written
 }
 
 func (l *loader) strMap(path string, raw json.RawMessage, strict bool) map[string]string {
@@ -521,10 +540,10 @@ func (l *loader) duration(path string, raw json.RawMessage) (time.Duration, bool
 		}
 		d = time.Duration(secs * float64(time.Second))
 	} else {
-		s := l.str(path, raw, true)
+		s, written := l.strWritten(path, raw, true)
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {
-			l.addf(path, `%q is not a duration; write it like "30s" or "2m"`, s)
+			l.addf(path, `%q is not a duration; write it like "30s" or "2m"`, written)
 			return 0, false
 		}
 	}

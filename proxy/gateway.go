@@ -41,10 +41,12 @@ import (
 
 // Options tune a Gateway. The zero value is usable.
 type Options struct {
-	// Logger receives the gateway's own log. Nil: slog.Default().
+	// Logger receives the gateway's own log, with the config's ${VAR}
+	// values hidden (see config.Config.Redact). Nil: slog.Default().
 	Logger *slog.Logger
 	// UpstreamStderr receives each line an upstream writes to its stderr,
-	// prefixed with the server's name. Nil: the lines go to Logger.
+	// prefixed with the server's name and redacted like the log. Nil: the
+	// lines go to Logger.
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
@@ -68,6 +70,7 @@ type Gateway struct {
 	cacheTTL      time.Duration
 	maxMessage    int
 	audit         *auditLog
+	redact        func(string) string // hides the config's ${VAR} values; see redact.go
 
 	upstreams []*upstream // config order; fixed after New
 	byName    map[string]*upstream
@@ -116,6 +119,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.Default()
 	}
+	g.redact = cfg.Redact
+	g.log = slog.New(&redactingHandler{next: g.log.Handler(), redact: g.redact})
 	if g.version == "" {
 		g.version = "dev"
 	}
@@ -144,9 +149,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.names = newNameTable(cfg.Namespace, g.upstreams)
 	if cfg.Audit.Path != "" {
-		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies)
+		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies, g.log, g.redact)
 		if err != nil {
-			return nil, err
+			return nil, errors.New(g.redact(err.Error()))
 		}
 		g.audit = a
 	}
@@ -172,6 +177,11 @@ func (g *Gateway) Start() {
 		close(g.ready)
 	}()
 }
+
+// Logger is the gateway's log: Options.Logger, with every value a ${VAR}
+// in the config expanded to shown as ${VAR} instead. Log through it
+// whatever may quote the config.
+func (g *Gateway) Logger() *slog.Logger { return g.log }
 
 // Ready is closed when every upstream's first connection attempt has ended.
 func (g *Gateway) Ready() <-chan struct{} { return g.ready }
@@ -321,7 +331,7 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 	var errs []error
 	for _, r := range g.fetchAll(ctx, kindTools) {
 		if r.err != nil {
-			errs = append(errs, r.err)
+			errs = append(errs, redactError(r.err, g.redact))
 			continue
 		}
 		for _, it := range r.items {
@@ -334,14 +344,17 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 	}
 	for _, u := range g.upstreams {
 		if _, err := u.connectionNoWait(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, redactError(err, g.redact))
 		}
 	}
 	return out, errs
 }
 
-// upstreamStderr passes on one line of an upstream's stderr.
+// upstreamStderr passes on one line of an upstream's stderr. The line is
+// the server's own, but what it prints is often what it was given (a
+// token, a path): it is redacted like everything else mcpgate writes.
 func (g *Gateway) upstreamStderr(server, line string) {
+	line = g.redact(line)
 	if g.stderr == nil {
 		g.log.Info(line, "server", server, "stream", "stderr")
 		return

@@ -193,8 +193,10 @@ func (f *HTTPFront) serveReady(w http.ResponseWriter, r *http.Request) {
 	}
 	var out struct {
 		Ready   bool     `json:"ready"`
+		Audit   string   `json:"audit,omitempty"` // "ok" or "failing"; absent without an audit trail
 		Servers []server `json:"servers"`
 	}
+	out.Audit = f.g.audit.state()
 	for _, u := range f.g.upstreams {
 		c := u.connected()
 		out.Ready = out.Ready || c

@@ -98,7 +98,7 @@ func (s *session) reportMissing(k kind, results []listResult, res json.RawMessag
 	for _, r := range results {
 		answered[r.up] = true
 		if r.err != nil {
-			gone = append(gone, missing{r.up.name, r.err.Error()})
+			gone = append(gone, missing{r.up.name, s.g.redact(r.err.Error())})
 		}
 	}
 	for _, u := range s.g.upstreams {
@@ -106,7 +106,7 @@ func (s *session) reportMissing(k kind, results []listResult, res json.RawMessag
 			continue
 		}
 		if _, err := u.connectionNoWait(); err != nil {
-			gone = append(gone, missing{u.name, err.Error()})
+			gone = append(gone, missing{u.name, s.g.redact(err.Error())})
 		}
 	}
 	if len(gone) == 0 {

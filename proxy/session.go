@@ -111,7 +111,8 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 		if s.abandoned.Load() && errors.Is(err, context.Canceled) {
 			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.shutdownGrace)
 		}
-		we := jsonrpc.ToWire(err)
+		we := redactError(err, s.g.redact) // upstream errors echo URLs, commands, tokens
+		err = we
 		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
 		rec.BytesOut = jsonrpc.ResponseSize(msg.ID, nil, we)
 	} else {

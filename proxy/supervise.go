@@ -227,7 +227,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 	case <-ctx.Done():
 		return ""
 	}
-	reason := w.link.reason(2 * time.Second)
+	reason := u.g.redact(w.link.reason(2 * time.Second))
 	u.mu.Lock()
 	if u.wire == w && u.state == stateConnected {
 		u.state, u.reason, u.wire = stateFailed, reason, nil
@@ -241,7 +241,11 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 	return reason
 }
 
+// fail records why the upstream is not connected. The reason is redacted
+// here, once, since it travels far: into errors for every request, lists'
+// _meta, logs, and mcpgate check.
 func (u *upstream) fail(reason string) error {
+	reason = u.g.redact(reason)
 	u.mu.Lock()
 	if u.state != stateStopped {
 		u.state, u.reason = stateFailed, reason

@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// diskWriter is a file on a disk that fills up: each write may be cut
+// after some bytes, or fail outright, as the test says.
+type diskWriter struct {
+	buf   bytes.Buffer
+	limit []int // per write: how many bytes get through; -1: all
+}
+
+func (d *diskWriter) Write(p []byte) (int, error) {
+	n := -1
+	if len(d.limit) > 0 {
+		n, d.limit = d.limit[0], d.limit[1:]
+	}
+	if n < 0 || n >= len(p) {
+		return d.buf.Write(p)
+	}
+	d.buf.Write(p[:n])
+	return n, syscall.ENOSPC
+}
+
+func (d *diskWriter) Close() error { return nil }
+
+// TestAuditWriteFailure: records cut short by a full disk never spoil the
+// records after them, and each episode of failures is logged once, and its
+// end once.
+func TestAuditWriteFailure(t *testing.T) {
+	disk := &diskWriter{limit: []int{
+		-1, // ok
+		10, // cut mid-record: the episode begins
+		0,  // nothing written; the file still ends mid-line
+		1,  // only the newline that ends the fragment
+		-1, // ok: the episode ends
+		25, // cut again: a second episode
+		-1, // ok, after a newline
+	}}
+	var logged bytes.Buffer
+	a := newAuditLog(disk, false, slog.New(slog.NewTextHandler(&logged, nil)), func(s string) string { return s })
+	for i := range 7 {
+		a.write(&auditRecord{Session: "s", Method: "tools/call", ID: json.RawMessage(strings.Repeat("1", i+1)), Outcome: "ok"})
+		if want := i == 1 || i == 2 || i == 3 || i == 5; a.isFailing() != want {
+			t.Errorf("after write %d: isFailing = %v, want %v", i, a.isFailing(), want)
+		}
+	}
+
+	// Every line is a whole record, or a fragment on a line of its own.
+	lines := strings.Split(strings.TrimSuffix(disk.buf.String(), "\n"), "\n")
+	var ids []string
+	fragments := 0
+	for _, line := range lines {
+		var r auditRecord
+		if json.Unmarshal([]byte(line), &r) != nil {
+			fragments++
+			continue
+		}
+		ids = append(ids, string(r.ID))
+	}
+	if got, want := strings.Join(ids, " "), "1 11111 1111111"; got != want {
+		t.Errorf("whole records have ids %q, want %q; file:\n%s", got, want, disk.buf.String())
+	}
+	if fragments != 2 {
+		t.Errorf("%d fragments, want 2 (one per cut record); file:\n%s", fragments, disk.buf.String())
+	}
+	if !strings.HasSuffix(disk.buf.String(), "\n") {
+		t.Errorf("the file does not end with a whole line:\n%s", disk.buf.String())
+	}
+
+	if got := a.failureCount(); got != 4 {
+		t.Errorf("failureCount = %d, want 4", got)
+	}
+	log := logged.String()
+	if n := strings.Count(log, "audit trail write failed"); n != 2 {
+		t.Errorf("failure logged %d times, want 2 (once per episode):\n%s", n, log)
+	}
+	if n := strings.Count(log, "audit trail writes succeed again"); n != 2 {
+		t.Errorf("recovery logged %d times, want 2:\n%s", n, log)
+	}
+	if !strings.Contains(log, "lost_records=3") || !strings.Contains(log, "lost_records=1") {
+		t.Errorf("recoveries do not say how many records were lost:\n%s", log)
+	}
+	if err := a.close(); err == nil || !strings.Contains(err.Error(), "4 records could not be written") {
+		t.Errorf("close() = %v, want an error counting the lost records", err)
+	}
+}
