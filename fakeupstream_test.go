@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,6 +53,10 @@ type fakeBehaviour struct {
 	Error       json.RawMessage `json:"error"`         // answer with this JSON-RPC error
 	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
 	StartedFile string          `json:"started_file"`  // create this file as soon as the call arrives
+	StopReading bool            `json:"stop_reading"`  // stop reading stdin for good (a server busy in one long call), then go on
+	TextBytes   int             `json:"text_bytes"`    // answer with a text of this many bytes
+	AskCount    int             `json:"ask_count"`     // with ask: send it this many times at once; answer with how many were refused
+	AskRefusals int             `json:"ask_refusals"`  // with ask_count: answer once this many were refused (or after 10s)
 	Progress    int             `json:"progress"`      // send this many progress notifications first
 	ProgressGap string          `json:"progress_gap"`  // wait this long before each progress notification
 	Work        string          `json:"work"`          // take this long to answer (a tool doing work, for benchmarks)
@@ -177,6 +182,7 @@ func fakeUpstreamMain(args []string) int {
 type fake struct {
 	spec  fakeSpec
 	conn  *jsonrpc.Conn
+	deaf  atomic.Bool // stop_reading: stdin is never read again
 	logMu sync.Mutex
 	mu    sync.Mutex // guards spec.Tools, which add_tool changes
 
@@ -190,6 +196,9 @@ type fake struct {
 type loggingReader struct{ f *fake }
 
 func (r loggingReader) Read(p []byte) (int, error) {
+	if r.f.deaf.Load() {
+		select {} // until a signal ends us
+	}
 	n, err := os.Stdin.Read(p)
 	if n > 0 && r.f.spec.Log != "" {
 		r.f.logMu.Lock()
@@ -375,6 +384,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
 	do := tool.Do
+	if do.StopReading {
+		f.deaf.Store(true)
+	}
 	if do.StartedFile != "" {
 		os.WriteFile(do.StartedFile, nil, 0o644)
 	}
@@ -428,6 +440,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 	if do.Update != "" {
 		f.conn.Notify(ctx, "notifications/resources/updated", mustMarshal(map[string]string{"uri": do.Update}))
 	}
+	if do.Ask != nil && do.AskCount > 0 {
+		return f.flood(ctx, do)
+	}
 	if do.Ask != nil {
 		res, err := f.conn.Call(ctx, do.Ask.Method, do.Ask.Params)
 		text := "client answered: " + string(res)
@@ -458,6 +473,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return b.Bytes(), nil
 	}
 	text := do.Text
+	if do.TextBytes > 0 {
+		text = strings.Repeat("x", do.TextBytes)
+	}
 	if text == "" {
 		args := "{}"
 		if len(p.Arguments) > 0 {
@@ -471,3 +489,32 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 }
 
 func ignoreTERM() { signal.Ignore(syscall.SIGTERM) }
+
+// flood sends do.Ask do.AskCount times at once, as a server gone wrong
+// would, and answers with how many were refused at once: once
+// do.AskRefusals were, or after 10s.
+func (f *fake) flood(ctx context.Context, do fakeBehaviour) (json.RawMessage, error) {
+	refused := make(chan string, do.AskCount)
+	for range do.AskCount {
+		go func() {
+			if _, err := f.conn.Call(ctx, do.Ask.Method, do.Ask.Params); err != nil {
+				refused <- err.Error()
+			}
+		}()
+	}
+	n, first := 0, ""
+	deadline := time.After(10 * time.Second)
+	for n < do.AskRefusals {
+		select {
+		case msg := <-refused:
+			if n++; first == "" {
+				first = msg
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	text := fmt.Sprintf("refused %d of %d at once: %s", n, do.AskCount, first)
+	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}

@@ -27,6 +27,7 @@ import (
 // Session lines:
 //
 //	send JSON            send one message
+//	send-many N JSON     send the same message N times (a flood)
 //	init [VERSION [CAPS]] initialize (default 2025-11-25, capabilities {}) and send initialized; prints nothing
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
@@ -97,6 +98,13 @@ func mcpClientMain(args []string) int {
 		switch verb {
 		case "send":
 			err = t.send(rest)
+		case "send-many":
+			var n int
+			count, msg, _ := strings.Cut(rest, " ")
+			fmt.Sscan(count, &n)
+			for i := 0; i < n && err == nil; i++ {
+				err = t.send(msg)
+			}
 		case "init":
 			version, caps, _ := strings.Cut(rest, " ")
 			if version == "" {
