@@ -30,6 +30,7 @@ type fakeSpec struct {
 	PageSize     int               `json:"page_size"`     // split lists into pages of this size
 	Log          string            `json:"log"`           // append every message received to this file
 	PIDFile      string            `json:"pidfile"`       // write our pid here
+	PIDLog       string            `json:"pid_log"`       // append our pid to this file, a line per start
 	ChildPIDFile string            `json:"child_pidfile"` // start a grandchild that sleeps; write its pid here
 	ExitAtStart  string            `json:"exit_at_start"` // print this to stderr and exit 1 at once
 	IgnoreEOF    bool              `json:"ignore_eof"`    // keep running after stdin closes (until signalled)
@@ -156,6 +157,12 @@ func fakeUpstreamMain(args []string) int {
 	}
 	if spec.PIDFile != "" {
 		os.WriteFile(spec.PIDFile, []byte(fmt.Sprint(os.Getpid())), 0o644)
+	}
+	if spec.PIDLog != "" {
+		if f, err := os.OpenFile(spec.PIDLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintln(f, os.Getpid())
+			f.Close()
+		}
 	}
 	if spec.ChildPIDFile != "" {
 		self, _ := os.Executable()

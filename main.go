@@ -154,11 +154,12 @@ func (c *commonFlags) loadConfig() (*config.Config, error) {
 }
 
 // setup loads the config and builds the gateway, reporting problems to
-// stderr. quiet keeps the gateway's log and the upstreams' stderr out of
-// the way of a command's own report (check, tools).
-func setup(c *commonFlags, stderr io.Writer, quiet bool) (*proxy.Gateway, *config.Config, *slog.Logger, bool) {
+// stderr. oneOff is for a command's own report (check, tools): it keeps the
+// gateway's log and the upstreams' stderr out of its way, and starts one
+// instance of each server that otherwise runs once per client session.
+func setup(c *commonFlags, stderr io.Writer, oneOff bool) (*proxy.Gateway, *config.Config, *slog.Logger, bool) {
 	logOut, upstreamOut := stderr, stderr
-	if quiet {
+	if oneOff {
 		logOut, upstreamOut = io.Discard, io.Discard
 	}
 	log, err := c.logger(logOut)
@@ -174,7 +175,7 @@ func setup(c *commonFlags, stderr io.Writer, quiet bool) (*proxy.Gateway, *confi
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
 	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version})
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false

@@ -92,16 +92,27 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdAlive: alive PIDFILE... — succeeds if every process whose pid is in a
-// file is still running (with !, if none is). Zombies count as gone.
+// file (one or more, a line each) is still running (with !, if none is).
+// Zombies count as gone.
 func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: alive PIDFILE...")
 	}
+	var pids []int
 	for _, f := range args {
-		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
-		if err != nil {
-			ts.Fatalf("%s: no pid: %v", f, err)
+		fields := strings.Fields(ts.ReadFile(f))
+		if len(fields) == 0 {
+			ts.Fatalf("%s: no pid", f)
 		}
+		for _, field := range fields {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				ts.Fatalf("%s: not a pid: %q", f, field)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
 		// A process being killed may take a moment to disappear; wait for
 		// the expected state rather than sleeping a fixed time.
 		deadline := time.Now().Add(10 * time.Second)
@@ -111,7 +122,7 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 				break
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("process %d (%s): alive=%v, want %v", pid, f, alive, !neg)
+				ts.Fatalf("process %d: alive=%v, want %v", pid, alive, !neg)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -63,7 +63,22 @@ type Server struct {
 	// Roots answer the server's roots/list when no client can: a request
 	// that no client request caused, with several clients or none.
 	Roots []Root
+	// Isolation is IsolationShared (one instance serves every client) or
+	// IsolationSession (one instance per client session, started on the
+	// session's first request that needs it and stopped when it ends).
+	Isolation string
+	// MaxInstances bounds the instances of an IsolationSession server
+	// running at once. IdleTimeout stops an instance unused that long (its
+	// session's next request starts a new one). Both are set by Load.
+	MaxInstances int
+	IdleTimeout  time.Duration
 }
+
+// Isolation modes.
+const (
+	IsolationShared  = "shared"
+	IsolationSession = "session"
+)
 
 // Root is one filesystem root offered to a server (MCP "roots").
 type Root struct {
@@ -122,7 +137,9 @@ const (
 	DefaultMaxBackoff    = 5 * time.Minute
 	DefaultInitTimeout   = 60 * time.Second
 	// DefaultMaxTimeout is the least max_timeout; a longer timeout raises it.
-	DefaultMaxTimeout = 5 * time.Minute
+	DefaultMaxTimeout   = 5 * time.Minute
+	DefaultMaxInstances = 100
+	DefaultIdleTimeout  = 30 * time.Minute
 )
 
 // Enabled returns the servers that are not disabled, in config order.

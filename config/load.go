@@ -57,7 +57,7 @@ type LookupFunc func(name string) (string, bool)
 // the client whose config this is, and is ignored.
 var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -229,7 +229,7 @@ func (l *loader) servers(key string, raw json.RawMessage) []Server {
 }
 
 func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
-	s := Server{Name: name, Timeout: DefaultTimeout, InitTimeout: DefaultInitTimeout}
+	s := Server{Name: name, Timeout: DefaultTimeout, InitTimeout: DefaultInitTimeout, Isolation: IsolationShared, MaxInstances: DefaultMaxInstances, IdleTimeout: DefaultIdleTimeout}
 	switch {
 	case name == "":
 		l.addf(path, "server name must not be empty")
@@ -297,6 +297,18 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			}
 		case "roots":
 			s.Roots = l.roots(fpath, m.Value, strict)
+		case "isolation":
+			if l.decode(fpath, m.Value, &s.Isolation) && s.Isolation != IsolationShared && s.Isolation != IsolationSession {
+				l.addf(fpath, `must be %q (one instance for every client, the default) or %q (one instance per client session)`, IsolationShared, IsolationSession)
+			}
+		case "max_instances":
+			if l.decode(fpath, m.Value, &s.MaxInstances) && s.MaxInstances < 1 {
+				l.addf(fpath, "must be at least 1")
+			}
+		case "idle_timeout":
+			if d, ok := l.duration(fpath, m.Value); ok {
+				s.IdleTimeout = d
+			}
 		case "disabled":
 		default:
 			if contains(clientOnlyServerKeys, m.Key) {

@@ -204,36 +204,49 @@ func uiResourceURI(tool jsonrpc.MemberList) string {
 	return m.Legacy
 }
 
-// listResult is one upstream's contribution to a merged list.
+// listResult is one configured server's contribution to a merged list: its
+// items, or why it has none (err), or that it offers no such list (skipped).
 type listResult struct {
-	up    *upstream
-	items []item
-	err   error
+	up      *upstream // the configured server (for an isolated one, not the instance)
+	items   []item
+	err     error
+	skipped bool
 }
 
-// fetchAll asks every connected upstream that offers the list, at once, each
-// within its own timeout, and waits for all of them: the merge takes as long
-// as the slowest answer, never the sum.
+// fetchAll asks every configured server, at once, each within its own
+// timeout, and waits for all of them: the merge takes as long as the
+// slowest answer, never the sum. A server that is not connected has its
+// reason in err; one that does not offer the list is skipped. An isolated
+// server is asked through the instance that serves ctx's session, started
+// if need be.
 func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
-	var ups []*upstream
-	for _, u := range g.upstreams {
-		if _, ok := u.capability(kinds[k].capability); ok {
-			ups = append(ups, u)
-		}
-	}
-	results := make([]listResult, len(ups))
+	results := make([]listResult, len(g.upstreams))
 	var wg sync.WaitGroup
-	for i, u := range ups {
+	for i, base := range g.upstreams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			items, err := u.fetchList(ctx, k)
-			results[i] = listResult{up: u, items: items, err: err}
+			results[i] = g.fetchOne(ctx, base, k)
 		}()
 	}
 	wg.Wait()
 	g.names.update(k, results)
 	return results
+}
+
+func (g *Gateway) fetchOne(ctx context.Context, base *upstream, k kind) listResult {
+	u, err := g.serving(ctx, base)
+	if err == nil {
+		_, err = u.connectionNoWait()
+	}
+	if err != nil {
+		return listResult{up: base, err: err}
+	}
+	if _, ok := u.capability(kinds[k].capability); !ok {
+		return listResult{up: base, skipped: true}
+	}
+	items, err := u.fetchList(ctx, k)
+	return listResult{up: base, items: items, err: err}
 }
 
 // merge builds the list result a client sees: every upstream's items in
@@ -257,6 +270,9 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 	for _, r := range results {
 		if r.err != nil {
 			errs = append(errs, r.err)
+			continue
+		}
+		if r.skipped {
 			continue
 		}
 		servers = append(servers, r.up.name)

@@ -9,9 +9,13 @@ import (
 )
 
 // Requests from servers to the client (sampling, elicitation, roots) go to
-// the client session whose request caused them. Over stdio nothing on the
-// wire says which request that is, so the most recent request in flight to
-// that server stands for it.
+// the client session whose request caused them (DESIGN D7: never a guessed
+// one). Over HTTP the server names the request (it sends its own on the
+// answer stream of ours). Over stdio nothing on the wire does: when only
+// one session has requests in flight to the server, it is that session's
+// (its most recent request stands for it); when several do, mcpgate cannot
+// tell, and refuses. A server run once per session ("isolation":
+// "session") never has that problem.
 
 type ctxRequestKey struct{}
 
@@ -64,8 +68,11 @@ func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func(
 
 // causingRequest is the client request a server's request belongs to: the
 // one the server names, when its transport says (an HTTP server sends it on
-// the answer stream of our request); else the most recent one in flight.
-func (u *upstream) causingRequest(serverReq jsonrpc.ID) (clientRequest, bool) {
+// the answer stream of our request); else, when every request in flight to
+// the server comes from one session, that session's most recent one. ok is
+// false when no request is in flight; sessions counts the sessions with
+// requests in flight when they are several (ambiguous).
+func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok bool, sessions int) {
 	var related jsonrpc.ID
 	if rl, ok := u.currentLink().(interface {
 		relatedTo(jsonrpc.ID) (jsonrpc.ID, bool)
@@ -75,18 +82,23 @@ func (u *upstream) causingRequest(serverReq jsonrpc.ID) (clientRequest, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var best *caller
+	distinct := map[*session]bool{}
 	for _, c := range u.callers {
 		if related.IsValid() && c.upID == related {
-			return c.clientRequest, true
+			return c.clientRequest, true, 0
 		}
+		distinct[c.s] = true
 		if best == nil || c.seq > best.seq {
 			best = c
 		}
 	}
-	if best == nil {
-		return clientRequest{}, false
+	switch {
+	case best == nil:
+		return clientRequest{}, false, 0
+	case len(distinct) > 1:
+		return clientRequest{}, false, len(distinct)
 	}
-	return best.clientRequest, true
+	return best.clientRequest, true, 0
 }
 
 // serveClientRequest answers a server's request to the client side: by the
@@ -94,9 +106,18 @@ func (u *upstream) causingRequest(serverReq jsonrpc.ID) (clientRequest, bool) {
 // initialized; else, for roots/list, from the server's configured roots.
 // Never by silence, never by an invented answer.
 func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
-	cause, ok := u.causingRequest(msg.ID)
+	cause, ok, ambiguous := u.causingRequest(msg.ID)
 	s := cause.s
-	if !ok {
+	switch {
+	case ambiguous > 1:
+		u.log.Warn("refused a server request: requests from several client sessions are in flight to the server and its transport does not say which one it belongs to; run it once per session with \"isolation\": \"session\"", "method", msg.Method, "sessions", ambiguous)
+		if msg.Method == methodRootsList && u.cfg.Roots != nil {
+			return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: requests from %d client sessions are in flight to %q and nothing says which one this belongs to, so no client is guessed (the operator can set \"isolation\": \"session\" for this server)", msg.Method, ambiguous, u.name)
+	case !ok && u.owner != nil:
+		s = u.owner // an isolated instance serves one session only
+	case !ok:
 		s = u.g.onlySession(ctx)
 	}
 	// roots/list that no client can answer is answered from the config: the

@@ -50,6 +50,11 @@ type Options struct {
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
+	// Probe is for one-off operator views (mcpgate check, mcpgate tools):
+	// a server with "isolation": "session" gets one instance at Start, as
+	// if it were shared, so that Statuses and Tools report on it. False:
+	// such servers start only for client sessions.
+	Probe bool
 	// StartupWait bounds how long a client's initialize waits for the
 	// upstreams' first connection attempts, so that their capabilities and
 	// instructions are in the answer. Zero: 10s.
@@ -67,6 +72,7 @@ type Gateway struct {
 	maxBackoff    time.Duration // cap on the wait between reconnection attempts
 	shutdownGrace time.Duration // how long requests in flight may finish once a client is gone
 	startupWait   time.Duration
+	probe         bool
 	cacheTTL      time.Duration
 	maxMessage    int
 	audit         *auditLog
@@ -106,6 +112,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		maxBackoff:    cfg.MaxBackoff,
 		shutdownGrace: cfg.ShutdownGrace,
 		startupWait:   opts.StartupWait,
+		probe:         opts.Probe,
 		cacheTTL:      cfg.CacheTTL,
 		maxMessage:    cfg.MaxMessage,
 		byName:        map[string]*upstream{},
@@ -141,6 +148,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	for _, s := range cfg.Enabled() {
 		u := newUpstream(g, s)
+		if isolatedServer(s) {
+			u.instances = &instanceSet{bySession: map[*session]*upstream{}}
+			close(u.ready) // nothing to wait for: instances start with sessions
+		}
 		g.upstreams = append(g.upstreams, u)
 		g.byName[s.Name] = u
 	}
@@ -163,16 +174,35 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // that fails is logged and reported to the requests that need it; the rest
 // serve as usual.
 func (g *Gateway) Start() {
+	ready := make([]<-chan struct{}, 0, len(g.upstreams))
+	reap := false
 	for _, u := range g.upstreams {
+		if u.isolatedBase() {
+			reap = true
+			if g.probe {
+				if inst, err := u.instanceFor(nil); err == nil {
+					ready = append(ready, inst.ready)
+				}
+			}
+			continue
+		}
+		ready = append(ready, u.ready)
 		g.starting.Add(1)
 		go func() {
 			defer g.starting.Done()
 			u.supervise(g.ctx)
 		}()
 	}
+	if reap {
+		g.starting.Add(1)
+		go func() {
+			defer g.starting.Done()
+			g.reapIdleInstances(g.reapInterval())
+		}()
+	}
 	go func() {
-		for _, u := range g.upstreams {
-			<-u.ready
+		for _, r := range ready {
+			<-r
 		}
 		close(g.ready)
 	}()
@@ -191,6 +221,7 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 func (g *Gateway) Close() error {
 	g.cancel()
 	g.starting.Wait()
+	g.stopAllInstances()
 	g.bgMu.Lock()
 	g.bgClosed = true
 	g.bgMu.Unlock()
@@ -224,6 +255,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 		g.progress.dropSession(s)
 		g.dropSubscriptions(s)
 		g.dropElicitations(s)
+		g.endSessionInstances(s)
 	}()
 	select {
 	case <-s.conn.Done():
@@ -296,14 +328,32 @@ type Status struct {
 	Protocol  string
 	Server    string // name and version the server reported
 	InitTime  time.Duration
+	// Isolated is true for a server with "isolation": "session": it runs
+	// once per client session, Instances times now, and Connected reports
+	// the instance of operator views (see Options.Probe), if any.
+	Isolated  bool
+	Instances int
 }
 
 // Statuses reports every upstream, in config order.
 func (g *Gateway) Statuses() []Status {
 	var out []Status
-	for _, u := range g.upstreams {
+	for _, base := range g.upstreams {
+		u := base
+		if base.isolatedBase() {
+			inst, ok := (*session)(nil).servingNoStart(base)
+			if !ok {
+				out = append(out, Status{Name: base.name, Transport: base.cfg.Type, Isolated: true, Instances: base.instanceCount(),
+					Reason: "isolation \"session\": started for each client session"})
+				continue
+			}
+			u = inst
+		}
 		u.mu.Lock()
-		st := Status{Name: u.name, Transport: u.cfg.Type, Connected: u.state == stateConnected, Reason: u.reason}
+		st := Status{Name: u.name, Transport: u.cfg.Type, Connected: u.state == stateConnected, Reason: u.reason, Isolated: base.isolatedBase()}
+		if base.isolatedBase() {
+			st.Instances = base.instanceCount()
+		}
 		if st.Connected {
 			st.Protocol = u.init.ProtocolVersion
 			st.Server = strings.TrimSpace(u.init.ServerInfo.Name + " " + u.init.ServerInfo.Version)
@@ -334,17 +384,15 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 			errs = append(errs, redactError(r.err, g.redact))
 			continue
 		}
+		if r.skipped {
+			continue
+		}
 		for _, it := range r.items {
 			var d struct {
 				Description string `json:"description"`
 			}
 			json.Unmarshal(it.raw, &d)
 			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
-		}
-	}
-	for _, u := range g.upstreams {
-		if _, err := u.connectionNoWait(); err != nil {
-			errs = append(errs, redactError(err, g.redact))
 		}
 	}
 	return out, errs
@@ -395,7 +443,7 @@ func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
 		logger += "/" + m.Logger
 	}
 	out := ms.Replace(params, "logger", quote(logger))
-	for _, s := range g.snapshotSessions() {
+	for _, s := range u.audience() {
 		if s.wantsLog(m.Level) {
 			s.notify(notifyMessage, out)
 		}

@@ -199,7 +199,7 @@ func (f *HTTPFront) serveReady(w http.ResponseWriter, r *http.Request) {
 	out.Audit = f.g.audit.state()
 	for _, u := range f.g.upstreams {
 		c := u.connected()
-		out.Ready = out.Ready || c
+		out.Ready = out.Ready || c || u.isolatedBase() // isolated: started per session, on demand
 		out.Servers = append(out.Servers, server{u.name, c})
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -48,13 +48,13 @@ func (u *upstream) refreshLists(k kind) {
 		}
 	}
 	if changed {
-		u.g.notifyListChanged(k)
+		u.notifyListChanged(k)
 	}
 }
 
 // refreshOne refetches one list and reports whether the items differ.
 func (u *upstream) refreshOne(k kind) bool {
-	before, known := u.g.names.items(k, u)
+	before, known := u.g.names.items(k, u.base)
 	if !known {
 		return true
 	}
@@ -63,7 +63,7 @@ func (u *upstream) refreshOne(k kind) bool {
 		u.log.Warn("refreshing a changed list failed", "method", kinds[k].list, "err", err)
 		return true // what clients see changed: this server's items are gone for now
 	}
-	u.g.names.update(k, []listResult{{up: u, items: items}})
+	u.g.names.update(k, []listResult{{up: u.base, items: items}})
 	if len(items) != len(before) {
 		return true
 	}
@@ -75,18 +75,31 @@ func (u *upstream) refreshOne(k kind) bool {
 	return false
 }
 
-// notifyListChanged sends the gateway's own list_changed to every client.
-func (g *Gateway) notifyListChanged(k kind) {
-	for _, s := range g.snapshotSessions() {
+// notifyListChanged sends the gateway's own list_changed to every client
+// that sees u's lists.
+func (u *upstream) notifyListChanged(k kind) {
+	for _, s := range u.audience() {
 		s.notify(kinds[k].changed, nil)
 	}
+}
+
+// audience is the sessions that see what u sends: its session, for an
+// isolated server's instance; else every initialized session.
+func (u *upstream) audience() []*session {
+	if u.owner != nil {
+		if u.owner.isInitialized() {
+			return []*session{u.owner}
+		}
+		return nil
+	}
+	return u.g.snapshotSessions()
 }
 
 // upstreamGone tells clients that an upstream's items went away.
 func (g *Gateway) upstreamGone(u *upstream) {
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
-		if _, known := g.names.items(k, u); known {
-			g.notifyListChanged(k)
+		if _, known := g.names.items(k, u.base); known {
+			u.notifyListChanged(k)
 		}
 	}
 }

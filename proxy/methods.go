@@ -68,7 +68,7 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 		results := s.g.fetchAll(ctx, k)
 		rec.Server = "*"
 		for _, r := range results {
-			if r.err == nil {
+			if r.err == nil && !r.skipped {
 				rec.Servers = append(rec.Servers, r.up.name)
 			}
 		}
@@ -94,19 +94,9 @@ func (s *session) reportMissing(k kind, results []listResult, res json.RawMessag
 		Reason string `json:"reason"`
 	}
 	var gone []missing
-	answered := map[*upstream]bool{}
-	for _, r := range results {
-		answered[r.up] = true
+	for _, r := range results { // every configured server has a result
 		if r.err != nil {
 			gone = append(gone, missing{r.up.name, s.g.redact(r.err.Error())})
-		}
-	}
-	for _, u := range s.g.upstreams {
-		if answered[u] {
-			continue
-		}
-		if _, err := u.connectionNoWait(); err != nil {
-			gone = append(gone, missing{u.name, s.g.redact(err.Error())})
 		}
 	}
 	if len(gone) == 0 {
@@ -151,10 +141,14 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 // replaced by a minted one for as long as the request runs.
 func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+	up, err := s.g.serving(ctx, rt.up)
+	if err != nil {
+		return nil, err
+	}
 	req, _ := requestFrom(ctx)
-	params, release, watch := s.g.mapProgressToken(s, req.id, rt.up, params)
+	params, release, watch := s.g.mapProgressToken(s, req.id, up, params)
 	defer release()
-	return rt.up.callWatched(ctx, method, params, watch)
+	return up.callWatched(ctx, method, params, watch)
 }
 
 // routeParam resolves the name or URI a request carries in params[key] and
@@ -311,7 +305,11 @@ func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *aud
 	out := mustJSON(map[string]string{"level": level})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, u := range s.g.upstreams {
+	for _, base := range s.g.upstreams {
+		u, ok := s.servingNoStart(base)
+		if !ok {
+			continue // an isolated server's instance gets the level when it starts
+		}
 		if _, ok := u.capability("logging"); !ok {
 			continue
 		}

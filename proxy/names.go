@@ -56,7 +56,7 @@ func (t *nameTable) update(k kind, results []listResult) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range results {
-		if r.err == nil {
+		if r.err == nil && !r.skipped {
 			t.known[k][r.up] = r.items
 		}
 	}

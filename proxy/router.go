@@ -48,7 +48,9 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 		if k == kindResources || !g.names.knows(k, up) {
 			return route{up, rest}, nil
 		}
-		if _, err := up.connection(); err != nil {
+		if su, err := g.serving(ctx, up); err != nil {
+			return route{}, err
+		} else if _, err := su.connection(); err != nil {
 			return route{}, err
 		}
 	}

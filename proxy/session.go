@@ -239,32 +239,46 @@ func (g *Gateway) capabilities() map[string]any {
 		}
 	}
 	for _, u := range g.upstreams {
-		if !u.connected() {
+		init, ok := u.knownInit()
+		if !ok {
 			offer("tools")
 			offer("prompts")
 			offer("resources")
 			continue
 		}
 		for _, name := range []string{"tools", "prompts", "resources", "logging", "completions"} {
-			if _, ok := u.capability(name); ok {
+			if _, ok := init.Capabilities[name]; ok {
 				offer(name)
 			}
 		}
-		if u.offersSubscribe() {
+		var rc listCapability
+		json.Unmarshal(init.Capabilities["resources"], &rc)
+		if rc.Subscribe {
 			caps["resources"] = map[string]bool{"listChanged": true, "subscribe": true}
 		}
 	}
 	return caps
 }
 
+// knownInit is the initialize answer a configured server gave: the live
+// one; for an isolated server, the last answer of any of its instances (an
+// isolated server not started yet offers what a server not connected yet
+// does: the lists).
+func (u *upstream) knownInit() (initializeResult, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.isolatedBase() {
+		return u.lastInit, u.hadInit
+	}
+	return u.init, u.state == stateConnected
+}
+
 // instructions combine every connected upstream's instructions under its name.
 func (g *Gateway) instructions() string {
 	var parts []string
 	for _, u := range g.upstreams {
-		u.mu.Lock()
-		instr := strings.TrimSpace(u.init.Instructions)
-		connected := u.state == stateConnected
-		u.mu.Unlock()
+		init, connected := u.knownInit()
+		instr := strings.TrimSpace(init.Instructions)
 		if connected && instr != "" {
 			parts = append(parts, fmt.Sprintf("## %s\n%s", u.name, instr))
 		}

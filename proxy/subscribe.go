@@ -32,10 +32,14 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 	if err != nil {
 		return nil, err
 	}
-	if !rt.up.offersSubscribe() {
+	up, err := s.g.serving(ctx, rt.up)
+	if err != nil {
+		return nil, err
+	}
+	if !up.offersSubscribe() {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "upstream %q does not support resource subscriptions", rt.up.name)
 	}
-	key := subKey{rt.up, rt.name}
+	key := subKey{up, rt.name}
 	s.g.mu.Lock()
 	subs := s.g.subs[key]
 	first := len(subs) == 0
@@ -67,7 +71,8 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 		return nil, err
 	}
 	rec.Server, rec.Name, rec.Upstream = rt.up.name, uri, rt.name
-	if !s.g.removeSubscriber(subKey{rt.up, rt.name}, s) {
+	up, ok := s.servingNoStart(rt.up)
+	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, s) {
 		return json.RawMessage("{}"), nil
 	}
 	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, params, rec); err != nil {
@@ -113,6 +118,9 @@ func (g *Gateway) dropSubscriptions(s *session) {
 	for _, key := range last {
 		if g.ctx.Err() != nil {
 			return // mcpgate is stopping: the upstreams go too
+		}
+		if key.up.owner == s {
+			continue // the session's own instance stops with it
 		}
 		ctx, cancel := context.WithTimeout(g.ctx, g.stopGrace)
 		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil && g.ctx.Err() == nil {

@@ -213,6 +213,12 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	u.state, u.wire, u.init, u.since = stateConnected, w, res, time.Since(start)
 	u.reason, u.kicked = "", false
 	u.mu.Unlock()
+	if u.base != u {
+		u.base.mu.Lock()
+		u.base.lastInit, u.base.hadInit = res, true
+		u.base.mu.Unlock()
+		u.applyOwnerLogLevel(ctx, w)
+	}
 	u.log.Info("upstream connected", "protocol", res.ProtocolVersion, "upstream_name", res.ServerInfo.Name, "upstream_version", res.ServerInfo.Version)
 	return w, nil
 }
@@ -258,7 +264,7 @@ func (u *upstream) fail(reason string) error {
 func (g *Gateway) upstreamCame(u *upstream) {
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
 		if _, ok := u.capability(kinds[k].capability); ok {
-			g.notifyListChanged(k)
+			u.notifyListChanged(k)
 		}
 	}
 }

@@ -41,6 +41,7 @@ type upstream struct {
 	kick  chan struct{} // 1-buffered: asks the supervisor to try again now
 
 	changes [numKinds]*coalescer // list_changed coalescing, per notification
+	isolationFields
 
 	mu            sync.Mutex // guards the fields below
 	state         upstreamState
@@ -67,6 +68,7 @@ type wire struct {
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
 	u := &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
+	u.base = u
 	for k := range numKinds {
 		u.changes[k] = &coalescer{delay: changeDebounce, run: func() { u.refreshLists(k) }, begin: g.addBackground, end: g.background.Done}
 	}
@@ -166,6 +168,10 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 		return nil, err
 	}
 	sent := func(jsonrpc.ID) {}
+	if u.base != u {
+		u.touch()
+		defer u.touch()
+	}
 	if r, ok := requestFrom(ctx); ok {
 		var done func()
 		sent, done = u.addCaller(r)
