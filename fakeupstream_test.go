@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -64,6 +65,8 @@ type fakeBehaviour struct {
 	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
 	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+	Stderr      string          `json:"stderr"`        // write this to stderr first, as is (no newline added)
+	StderrTimes int             `json:"stderr_times"`  // write it this many times (default once): a flood
 }
 
 // fakeNotify is a notification with params.
@@ -374,6 +377,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
 	do := tool.Do
+	if do.Stderr != "" {
+		writeRepeated(os.Stderr, do.Stderr, max(1, do.StderrTimes))
+	}
 	if do.Crash {
 		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
 		os.Exit(3)
@@ -464,6 +470,19 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		text = fmt.Sprintf("%s/%s %s", f.spec.Name, p.Name, args)
 	}
 	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}
+
+// writeRepeated writes text n times in large writes, so that a flood of
+// hundreds of megabytes takes a moment, not millions of system calls.
+func writeRepeated(w io.Writer, text string, n int) {
+	per := max(1, min(n, (1<<20)/len(text)))
+	chunk := []byte(strings.Repeat(text, per))
+	for ; n >= per; n -= per {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
+	w.Write(chunk[:n*len(text)])
 }
 
 func ignoreTERM() { signal.Ignore(syscall.SIGTERM) }

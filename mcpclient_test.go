@@ -38,6 +38,7 @@ import (
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
+//	write-pid FILE       write the command's pid to FILE (whole when it appears)
 //	# ...                comment
 //
 // Over HTTP, also:
@@ -207,6 +208,12 @@ func (t *stdioTransport) verb(name, rest string) error {
 		if !t.stop(sig) {
 			return errors.New("the command did not exit after the signal")
 		}
+	case "write-pid":
+		tmp := rest + ".tmp"
+		if err := os.WriteFile(tmp, []byte(fmt.Sprint(t.cmd.Process.Pid)), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, rest)
 	default:
 		return fmt.Errorf("unknown verb %q", name)
 	}

@@ -1,13 +1,11 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,22 +98,12 @@ func unwrapExec(err error) error {
 func (p *process) copyStderr(r io.ReadCloser, logLine func(string)) {
 	defer close(p.stderrDone)
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 4096)
-	for {
-		line, err := br.ReadString('\n')
-		if line = strings.TrimRight(line, "\r\n"); line != "" {
-			if len(line) > 4096 {
-				line = line[:4096] + "…"
-			}
-			p.mu.Lock()
-			p.lastStderr = line
-			p.mu.Unlock()
-			logLine(line)
-		}
-		if err != nil {
-			return
-		}
-	}
+	readStderrLines(r, func(line string) {
+		p.mu.Lock()
+		p.lastStderr = line
+		p.mu.Unlock()
+		logLine(line)
+	})
 }
 
 // exitReason describes how the process ended, with its last stderr line.
