@@ -208,6 +208,11 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
+	// A client that closes its end of stdout or stderr must not kill
+	// mcpgate with SIGPIPE (what Go does by default for fd 1 and 2): with
+	// SIGPIPE notified, such writes fail with EPIPE instead (see os/signal).
+	// Notify, not Ignore: an ignored signal stays ignored in the servers.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	g, cfg, log, ok := setup(c, stderr, false)
 	if !ok {
 		return 1
@@ -237,6 +242,12 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := stdout.(*os.File); ok {
 		stdout = pollable(f, "/dev/stdout")
 	}
+	ctx, clientLeft := context.WithCancel(ctx)
+	defer clientLeft()
+	stdout = &leavingWriter{w: stdout, left: func(err error) {
+		log.Info("the client closed stdout: shutting down", "err", err)
+		clientLeft()
+	}}
 	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
 	if cerr := g.Close(); err == nil {
 		err = cerr
