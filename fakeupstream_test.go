@@ -27,18 +27,19 @@ type fakeSpec struct {
 	Prompts      []json.RawMessage `json:"prompts"`
 	Resources    []fakeResource    `json:"resources"`
 	Templates    []json.RawMessage `json:"templates"`
-	PageSize     int               `json:"page_size"`     // split lists into pages of this size
-	Log          string            `json:"log"`           // append every message received to this file
-	PIDFile      string            `json:"pidfile"`       // write our pid here
-	ChildPIDFile string            `json:"child_pidfile"` // start a grandchild that sleeps; write its pid here
-	ExitAtStart  string            `json:"exit_at_start"` // print this to stderr and exit 1 at once
-	IgnoreEOF    bool              `json:"ignore_eof"`    // keep running after stdin closes (until signalled)
-	IgnoreTERM   bool              `json:"ignore_term"`   // ignore SIGTERM too
-	NoInitialize bool              `json:"no_initialize"` // never answer initialize
-	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
-	ListDelay    string            `json:"list_delay"`    // wait this long before answering tools/list
-	AskAtStart   *fakeAsk          `json:"ask_at_start"`  // send this request to the client once initialized
-	StartsLog    string            `json:"starts_log"`    // append a line here each time the server starts
+	PageSize     int               `json:"page_size"`            // split lists into pages of this size
+	Log          string            `json:"log"`                  // append every message received to this file
+	PIDFile      string            `json:"pidfile"`              // write our pid here
+	ChildPIDFile string            `json:"child_pidfile"`        // start a grandchild that sleeps; write its pid here
+	SetsidChild  string            `json:"setsid_child_pidfile"` // the same, in a session of its own (it leaves our process group)
+	ExitAtStart  string            `json:"exit_at_start"`        // print this to stderr and exit 1 at once
+	IgnoreEOF    bool              `json:"ignore_eof"`           // keep running after stdin closes (until signalled)
+	IgnoreTERM   bool              `json:"ignore_term"`          // ignore SIGTERM too
+	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
+	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
+	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
+	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
+	StartsLog    string            `json:"starts_log"`           // append a line here each time the server starts
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -155,12 +156,10 @@ func fakeUpstreamMain(args []string) int {
 		os.WriteFile(spec.PIDFile, []byte(fmt.Sprint(os.Getpid())), 0o644)
 	}
 	if spec.ChildPIDFile != "" {
-		self, _ := os.Executable()
-		child := exec.Command(self, "-sleep")
-		child.Args[0] = "fakeupstream"
-		if err := child.Start(); err == nil {
-			os.WriteFile(spec.ChildPIDFile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
-		}
+		startSleeper(spec.ChildPIDFile, false)
+	}
+	if spec.SetsidChild != "" {
+		startSleeper(spec.SetsidChild, true)
 	}
 	if spec.IgnoreTERM {
 		ignoreTERM()
@@ -174,6 +173,19 @@ func fakeUpstreamMain(args []string) int {
 	}
 	f.conn.Wait(context.Background())
 	return 0
+}
+
+// startSleeper starts a child that sleeps (a server's helper process) and
+// writes its pid to pidfile; setsid puts it in a session of its own, out
+// of reach of a signal to our process group.
+func startSleeper(pidfile string, setsid bool) {
+	self, _ := os.Executable()
+	child := exec.Command(self, "-sleep")
+	child.Args[0] = "fakeupstream"
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := child.Start(); err == nil {
+		os.WriteFile(pidfile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
+	}
 }
 
 type fake struct {

@@ -50,6 +50,8 @@ Run "mcpgate COMMAND -h" for a command's flags.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case proxy.WardenCommand: // how mcpgate runs itself between it and a server (Linux)
+			return proxy.RunWarden(args[1:])
 		case "check":
 			return runCheck(args[1:], stdout, stderr)
 		case "tools":
@@ -168,7 +170,7 @@ func setup(c *commonFlags, stderr io.Writer, quiet bool) (*proxy.Gateway, *confi
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
 	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version})
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Wardens: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false
