@@ -54,7 +54,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: stderr, Version: version})
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: stderr, Version: version, Wardens: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate demo:", err)
 		return 1

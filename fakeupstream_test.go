@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,19 +28,20 @@ type fakeSpec struct {
 	Prompts      []json.RawMessage `json:"prompts"`
 	Resources    []fakeResource    `json:"resources"`
 	Templates    []json.RawMessage `json:"templates"`
-	PageSize     int               `json:"page_size"`     // split lists into pages of this size
-	Log          string            `json:"log"`           // append every message received to this file
-	PIDFile      string            `json:"pidfile"`       // write our pid here
-	PIDLog       string            `json:"pid_log"`       // append our pid to this file, a line per start
-	ChildPIDFile string            `json:"child_pidfile"` // start a grandchild that sleeps; write its pid here
-	ExitAtStart  string            `json:"exit_at_start"` // print this to stderr and exit 1 at once
-	IgnoreEOF    bool              `json:"ignore_eof"`    // keep running after stdin closes (until signalled)
-	IgnoreTERM   bool              `json:"ignore_term"`   // ignore SIGTERM too
-	NoInitialize bool              `json:"no_initialize"` // never answer initialize
-	Garbage      bool              `json:"garbage"`       // write a non-JSON line before each answer
-	ListDelay    string            `json:"list_delay"`    // wait this long before answering tools/list
-	AskAtStart   *fakeAsk          `json:"ask_at_start"`  // send this request to the client once initialized
-	StartsLog    string            `json:"starts_log"`    // append a line here each time the server starts
+	PageSize     int               `json:"page_size"`            // split lists into pages of this size
+	Log          string            `json:"log"`                  // append every message received to this file
+	PIDFile      string            `json:"pidfile"`              // write our pid here
+	PIDLog       string            `json:"pid_log"`              // append our pid to this file, a line per start
+	ChildPIDFile string            `json:"child_pidfile"`        // start a grandchild that sleeps; write its pid here
+	SetsidChild  string            `json:"setsid_child_pidfile"` // the same, in a session of its own (it leaves our process group)
+	ExitAtStart  string            `json:"exit_at_start"`        // print this to stderr and exit 1 at once
+	IgnoreEOF    bool              `json:"ignore_eof"`           // keep running after stdin closes (until signalled)
+	IgnoreTERM   bool              `json:"ignore_term"`          // ignore SIGTERM too
+	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
+	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
+	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
+	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
+	StartsLog    string            `json:"starts_log"`           // append a line here each time the server starts
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -71,6 +73,8 @@ type fakeBehaviour struct {
 	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
 	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+	Stderr      string          `json:"stderr"`        // write this to stderr first, as is (no newline added)
+	StderrTimes int             `json:"stderr_times"`  // write it this many times (default once): a flood
 }
 
 // fakeNotify is a notification with params.
@@ -165,12 +169,10 @@ func fakeUpstreamMain(args []string) int {
 		}
 	}
 	if spec.ChildPIDFile != "" {
-		self, _ := os.Executable()
-		child := exec.Command(self, "-sleep")
-		child.Args[0] = "fakeupstream"
-		if err := child.Start(); err == nil {
-			os.WriteFile(spec.ChildPIDFile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
-		}
+		startSleeper(spec.ChildPIDFile, false)
+	}
+	if spec.SetsidChild != "" {
+		startSleeper(spec.SetsidChild, true)
 	}
 	if spec.IgnoreTERM {
 		ignoreTERM()
@@ -184,6 +186,19 @@ func fakeUpstreamMain(args []string) int {
 	}
 	f.conn.Wait(context.Background())
 	return 0
+}
+
+// startSleeper starts a child that sleeps (a server's helper process) and
+// writes its pid to pidfile; setsid puts it in a session of its own, out
+// of reach of a signal to our process group.
+func startSleeper(pidfile string, setsid bool) {
+	self, _ := os.Executable()
+	child := exec.Command(self, "-sleep")
+	child.Args[0] = "fakeupstream"
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := child.Start(); err == nil {
+		os.WriteFile(pidfile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
+	}
 }
 
 type fake struct {
@@ -397,6 +412,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 	if do.StartedFile != "" {
 		os.WriteFile(do.StartedFile, nil, 0o644)
 	}
+	if do.Stderr != "" {
+		writeRepeated(os.Stderr, do.Stderr, max(1, do.StderrTimes))
+	}
 	if do.Crash {
 		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
 		os.Exit(3)
@@ -493,6 +511,19 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		text = fmt.Sprintf("%s/%s %s", f.spec.Name, p.Name, args)
 	}
 	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}
+
+// writeRepeated writes text n times in large writes, so that a flood of
+// hundreds of megabytes takes a moment, not millions of system calls.
+func writeRepeated(w io.Writer, text string, n int) {
+	per := max(1, min(n, (1<<20)/len(text)))
+	chunk := []byte(strings.Repeat(text, per))
+	for ; n >= per; n -= per {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
+	w.Write(chunk[:n*len(text)])
 }
 
 func ignoreTERM() { signal.Ignore(syscall.SIGTERM) }

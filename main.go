@@ -50,6 +50,8 @@ Run "mcpgate COMMAND -h" for a command's flags.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case proxy.WardenCommand: // how mcpgate runs itself between it and a server (Linux)
+			return proxy.RunWarden(args[1:])
 		case "check":
 			return runCheck(args[1:], stdout, stderr)
 		case "tools":
@@ -175,7 +177,7 @@ func setup(c *commonFlags, stderr io.Writer, oneOff bool) (*proxy.Gateway, *conf
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
 	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff})
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff, Wardens: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpgate:", err)
 		return nil, nil, nil, false
@@ -215,6 +217,11 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
+	// A client that closes its end of stdout or stderr must not kill
+	// mcpgate with SIGPIPE (what Go does by default for fd 1 and 2): with
+	// SIGPIPE notified, such writes fail with EPIPE instead (see os/signal).
+	// Notify, not Ignore: an ignored signal stays ignored in the servers.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	g, cfg, log, ok := setup(c, stderr, false)
 	if !ok {
 		return 1
@@ -244,6 +251,12 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := stdout.(*os.File); ok {
 		stdout = pollable(f, "/dev/stdout")
 	}
+	ctx, clientLeft := context.WithCancel(ctx)
+	defer clientLeft()
+	stdout = &leavingWriter{w: stdout, left: func(err error) {
+		log.Info("the client closed stdout: shutting down", "err", err)
+		clientLeft()
+	}}
 	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
 	if cerr := g.Close(); err == nil {
 		err = cerr

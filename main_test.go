@@ -41,6 +41,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"waithttp-any": cmdWaitHTTPAny,
 	"touch":        cmdTouch,
 	"envfile":      cmdEnvFile,
+	"peak-rss":     cmdPeakRSS,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -214,6 +215,31 @@ func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: envfile NAME FILE")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+}
+
+// cmdPeakRSS: peak-rss PIDFILE MAXMB — prints the peak resident memory
+// (VmHWM) of the running process whose pid is in PIDFILE, and fails if it
+// is MAXMB megabytes or more: memory bounds, tested with a generous limit.
+func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: peak-rss PIDFILE MAXMB")
+	}
+	limit, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	status, err := os.ReadFile("/proc/" + strings.TrimSpace(ts.ReadFile(args[0])) + "/status")
+	ts.Check(err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var n int
+			fmt.Sscan(kb, &n)
+			fmt.Fprintf(ts.Stdout(), "peak RSS %d MB\n", n>>10)
+			if n>>10 >= limit {
+				ts.Fatalf("peak RSS %d MB, want under %d MB", n>>10, limit)
+			}
+			return
+		}
+	}
+	ts.Fatalf("no VmHWM in /proc status of %s", args[0])
 }
 
 // cmdTouch: touch FILE — creates FILE, empty.

@@ -39,6 +39,10 @@ import (
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
+//	wait-exit            wait for the command to exit by itself
+//	close-stdout         close our end of the command's stdout: the client left
+//	close-stderr         close our end of the command's stderr: nobody reads the log
+//	write-pid FILE       write the command's pid to FILE (whole when it appears)
 //	# ...                comment
 //
 // Over HTTP, also:
@@ -177,23 +181,40 @@ type transport interface {
 
 // stdioTransport runs the server as a child process.
 type stdioTransport struct {
-	c       *client
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	timeout time.Duration
-	closed  bool
+	c          *client
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	stdout     io.Closer
+	stderr     io.Closer     // our end of the command's stderr, copied to ours
+	stderrDone chan struct{} // closed when the copy has ended
+	timeout    time.Duration
+	closed     bool
 }
 
 func startStdio(c *client, name string, args []string) (*stdioTransport, error) {
 	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	// A pipe of our own rather than our stderr, so that close-stderr can
+	// close it under the command.
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
+	cmd.Stderr = stderrW
+	err = cmd.Start()
+	stderrW.Close()
+	if err != nil {
+		stderrR.Close()
+		return nil, err
+	}
+	t := &stdioTransport{c: c, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderrR, stderrDone: make(chan struct{}), timeout: c.timeout}
+	go func() {
+		defer close(t.stderrDone)
+		io.Copy(os.Stderr, stderrR)
+	}()
 	go c.read(stdout)
-	return &stdioTransport{c: c, cmd: cmd, stdin: stdin, timeout: c.timeout}, nil
+	return t, nil
 }
 
 func (t *stdioTransport) send(msg string) error {
@@ -212,9 +233,24 @@ func (t *stdioTransport) verb(name, rest string) error {
 		if sig == nil {
 			return errors.New("signal TERM or signal INT")
 		}
-		if !t.stop(sig) {
+		if !t.stop(func() { t.cmd.Process.Signal(sig) }) {
 			return errors.New("the command did not exit after the signal")
 		}
+	case "wait-exit":
+		if !t.stop(func() {}) {
+			return errors.New("the command did not exit")
+		}
+	case "close-stdout":
+		return t.stdout.Close()
+	case "close-stderr":
+		t.stderr.Close()
+		<-t.stderrDone
+	case "write-pid":
+		tmp := rest + ".tmp"
+		if err := os.WriteFile(tmp, []byte(fmt.Sprint(t.cmd.Process.Pid)), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, rest)
 	default:
 		return fmt.Errorf("unknown verb %q", name)
 	}
@@ -223,28 +259,33 @@ func (t *stdioTransport) verb(name, rest string) error {
 
 func (t *stdioTransport) end() bool { return t.stop(nil) }
 
-// stop ends the command (closing its stdin, or with a signal) and waits
-// for it to exit.
-func (t *stdioTransport) stop(sig os.Signal) bool {
+// stop ends the command with end (nil: close its stdin), waits for it to
+// exit and prints how it did.
+func (t *stdioTransport) stop(end func()) bool {
 	if t.closed {
 		return true
 	}
 	t.closed = true
-	if sig != nil {
-		t.cmd.Process.Signal(sig)
-	} else {
-		t.stdin.Close()
+	if end == nil {
+		end = func() { t.stdin.Close() }
 	}
+	end()
 	exited := make(chan error, 1)
 	go func() { <-t.c.readDone(); exited <- t.cmd.Wait() }()
 	select {
 	case err := <-exited:
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
+		select {
+		case <-t.stderrDone: // the command's last log lines are out
+		case <-time.After(t.timeout):
 		}
-		fmt.Printf("exit %d\n", code)
+		var ee *exec.ExitError
+		if ws, ok := t.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			fmt.Printf("killed by signal: %v\n", ws.Signal())
+		} else if errors.As(err, &ee) {
+			fmt.Printf("exit %d\n", ee.ExitCode())
+		} else {
+			fmt.Println("exit 0")
+		}
 		return true
 	case <-time.After(t.timeout):
 		fmt.Fprintln(os.Stderr, "mcpclient: the command did not exit")

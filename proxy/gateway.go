@@ -59,6 +59,12 @@ type Options struct {
 	// upstreams' first connection attempts, so that their capabilities and
 	// instructions are in the answer. Zero: 10s.
 	StartupWait time.Duration
+	// Wardens, on Linux, starts each stdio server under a warden: this
+	// program run again with WardenCommand (see there), which stops
+	// everything the server started, even what left its process group,
+	// and even when the gateway is killed. False, or elsewhere: servers are
+	// started directly, each in a process group of its own.
+	Wardens bool
 }
 
 // Gateway aggregates the configured upstream servers for any number of
@@ -75,6 +81,7 @@ type Gateway struct {
 	probe         bool
 	cacheTTL      time.Duration
 	maxMessage    int
+	wardens       bool // start stdio servers under wardens (Options.Wardens)
 	audit         *auditLog
 	redact        func(string) string // hides the config's ${VAR} values; see redact.go
 
@@ -115,6 +122,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		probe:         opts.Probe,
 		cacheTTL:      cfg.CacheTTL,
 		maxMessage:    cfg.MaxMessage,
+		wardens:       opts.Wardens,
 		byName:        map[string]*upstream{},
 		progress:      newProgressTable(),
 		metrics:       newMetrics(),

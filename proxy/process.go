@@ -1,13 +1,11 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,9 +18,10 @@ import (
 type process struct {
 	jsonrpc.Stream // closing it closes our ends of both pipes
 
-	cmd    *exec.Cmd
-	stdin  *os.File // our end of the child's stdin
-	stdout *os.File // our end of the child's stdout
+	cmd     *exec.Cmd   // the server, or its warden
+	signals stopSignals // how stop asks it to end, and forces it
+	stdin   *os.File    // our end of the child's stdin
+	stdout  *os.File    // our end of the child's stdout
 
 	exited     chan struct{} // closed when Wait has returned
 	waitErr    error         // set before exited is closed
@@ -32,61 +31,133 @@ type process struct {
 	lastStderr string // last non-empty stderr line, for error messages
 }
 
+// stopSignals are the steps of stopping a process after its stdin closed.
+type stopSignals interface {
+	terminate() // ask it to stop (SIGTERM)
+	kill()      // make it stop (SIGKILL)
+	cleanup()   // once it has exited: end what it left running
+}
+
+// processOptions say how stdio servers are started and stopped.
+type processOptions struct {
+	maxMessage int           // limit on one message from the server
+	grace      time.Duration // each step of stopping it
+	wardens    bool          // start it under a warden, where there are (Linux)
+}
+
+// wardenStartTimeout bounds the wait for a warden's report that its
+// server runs: starting a process takes milliseconds.
+const wardenStartTimeout = 10 * time.Second
+
 // startProcess starts s.Command with pipes for stdio. Every line the child
 // writes to stderr goes to logLine. The child runs in its own process group
-// so that stopping it also stops whatever it started.
-func startProcess(s config.Server, maxMessage int, logLine func(string)) (*process, error) {
-	cmd := exec.Command(s.Command, s.Args...)
-	cmd.Dir = s.Cwd
-	cmd.Env = os.Environ()
-	for k, v := range s.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+// so that stopping it also stops whatever it started; under a warden
+// (warden_linux.go), so does anything that left the group, and it is all
+// stopped even if mcpgate is killed.
+func startProcess(s config.Server, opts processOptions, logLine func(string)) (*process, error) {
+	server := exec.Command(s.Command, s.Args...)
+	if server.Err != nil {
+		return nil, fmt.Errorf("cannot start %q: %w", s.Command, unwrapExec(server.Err))
 	}
-	setProcessGroup(cmd)
+	server.Dir = s.Cwd
+	server.Env = os.Environ()
+	for k, v := range s.Env {
+		server.Env = append(server.Env, k+"="+v)
+	}
+	var cmd *exec.Cmd
+	var signals stopSignals
+	if opts.wardens {
+		cmd, signals = wardenCommand(server, opts.grace)
+	}
+	if cmd == nil {
+		cmd, signals = server, groupSignals{server}
+		setProcessGroup(server)
+	}
+	warden := cmd != server
 
 	// Plain *os.File pipes: Wait then returns when the child exits, without
 	// waiting for grandchildren that inherited the pipes.
-	inR, inW, err := os.Pipe()
+	n := 3
+	if warden {
+		n++ // the warden's status
+	}
+	pipes, err := openPipes(n)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
+	if warden {
+		cmd.ExtraFiles = []*os.File{pipes[3].w}
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	pipes[0].r.Close()
+	pipes[1].w.Close()
+	pipes[2].w.Close()
+	if warden {
+		pipes[3].w.Close()
+		if err == nil {
+			err = awaitWarden(cmd, pipes[3].r)
+		}
+		pipes[3].r.Close()
+	}
 	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
+		pipes[0].w.Close()
+		pipes[1].r.Close()
+		pipes[2].r.Close()
 		return nil, fmt.Errorf("cannot start %q: %w", s.Command, unwrapExec(err))
 	}
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	inW, outR, errR := pipes[0].w, pipes[1].r, pipes[2].r
+	p := &process{cmd: cmd, signals: signals, stdin: inW, stdout: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	// Closing the stream closes only the child's stdin, as the spec's
 	// shutdown asks: the child may still write while it winds down, and
 	// closing its stdout under it would kill it with EPIPE. Our end of
 	// stdout is closed once the child has exited (stop).
-	p.Stream = jsonrpc.NewLineStream(outR, inW, inW, maxMessage)
+	p.Stream = jsonrpc.NewLineStream(outR, inW, inW, opts.maxMessage)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
 	go p.copyStderr(errR, logLine)
 	return p, nil
+}
+
+type pipe struct{ r, w *os.File }
+
+// openPipes opens n pipes, or none.
+func openPipes(n int) ([]pipe, error) {
+	pipes := make([]pipe, 0, n)
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range pipes {
+				p.r.Close()
+				p.w.Close()
+			}
+			return nil, err
+		}
+		pipes = append(pipes, pipe{r, w})
+	}
+	return pipes, nil
+}
+
+// awaitWarden reads a warden's report that its server runs, or why not.
+// A warden that reports nothing is killed (its server, if any, dies with
+// it by its parent-death signal) and reaped.
+func awaitWarden(warden *exec.Cmd, status *os.File) error {
+	status.SetReadDeadline(time.Now().Add(wardenStartTimeout))
+	report, err := io.ReadAll(io.LimitReader(status, 4096))
+	if string(report) == wardenStarted {
+		return nil
+	}
+	warden.Process.Kill()
+	warden.Wait()
+	switch {
+	case len(report) > 0:
+		return errors.New(string(report))
+	case err != nil:
+		return fmt.Errorf("its warden process did not report (%v); does this program hand %s to proxy.RunWarden?", err, WardenCommand)
+	}
+	return fmt.Errorf("its warden process ended without starting it; does this program hand %s to proxy.RunWarden?", WardenCommand)
 }
 
 func unwrapExec(err error) error {
@@ -100,22 +171,12 @@ func unwrapExec(err error) error {
 func (p *process) copyStderr(r io.ReadCloser, logLine func(string)) {
 	defer close(p.stderrDone)
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 4096)
-	for {
-		line, err := br.ReadString('\n')
-		if line = strings.TrimRight(line, "\r\n"); line != "" {
-			if len(line) > 4096 {
-				line = line[:4096] + "…"
-			}
-			p.mu.Lock()
-			p.lastStderr = line
-			p.mu.Unlock()
-			logLine(line)
-		}
-		if err != nil {
-			return
-		}
-	}
+	readStderrLines(r, func(line string) {
+		p.mu.Lock()
+		p.lastStderr = line
+		p.mu.Unlock()
+		logLine(line)
+	})
 }
 
 // exitReason describes how the process ended, with its last stderr line.
@@ -155,22 +216,22 @@ func (p *process) gone() <-chan struct{} { return p.exited }
 func (p *process) reason(wait time.Duration) string { return p.exitReason(wait) }
 
 // stop ends the process the way the MCP spec asks for stdio: close its
-// stdin, wait, SIGTERM, wait, SIGKILL. Whatever else is left in its process
-// group is killed too, so no grandchild outlives the gateway.
+// stdin, wait, SIGTERM, wait, SIGKILL. Whatever it left running is killed
+// too, so no grandchild outlives the gateway.
 func (p *process) stop(grace time.Duration) {
 	p.stdin.Close()
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		terminate(p.cmd)
+		p.signals.terminate()
 		select {
 		case <-p.exited:
 		case <-time.After(grace):
-			kill(p.cmd)
+			p.signals.kill()
 			<-p.exited
 		}
 	}
-	killGroup(p.cmd)
+	p.signals.cleanup()
 	p.stdout.Close()
 	select {
 	case <-p.stderrDone:

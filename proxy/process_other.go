@@ -9,11 +9,15 @@ import (
 
 func setProcessGroup(*exec.Cmd) {}
 
-func terminate(cmd *exec.Cmd) { cmd.Process.Kill() }
+// groupSignals stop a server started directly; without process groups,
+// only the server itself is reached.
+type groupSignals struct{ cmd *exec.Cmd }
 
-func kill(cmd *exec.Cmd) { cmd.Process.Kill() }
+func (g groupSignals) terminate() { g.cmd.Process.Kill() }
 
-func killGroup(*exec.Cmd) {}
+func (g groupSignals) kill() { g.cmd.Process.Kill() }
+
+func (g groupSignals) cleanup() {}
 
 func describeExit(ee *exec.ExitError) string {
 	return fmt.Sprintf("exited with status %d", ee.ExitCode())

@@ -13,14 +13,17 @@ func setProcessGroup(cmd *exec.Cmd) {
 	setParentDeathSignal(cmd.SysProcAttr)
 }
 
-// terminate asks the whole process group to stop.
-func terminate(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+// groupSignals stop a server started directly, in a process group of its
+// own: each step reaches the whole group.
+type groupSignals struct{ cmd *exec.Cmd }
 
-func kill(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+func (g groupSignals) terminate() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGTERM) }
 
-// killGroup kills what the upstream left running in its group. A group id
+func (g groupSignals) kill() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) }
+
+// cleanup kills what the upstream left running in its group. A group id
 // is not reused while the group has members, so this reaches only ours.
-func killGroup(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+func (g groupSignals) cleanup() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) }
 
 func describeExit(ee *exec.ExitError) string {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

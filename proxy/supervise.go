@@ -135,7 +135,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	start := time.Now()
 	var l link
 	if u.cfg.Type == config.TypeStdio {
-		p, err := startProcess(u.cfg, u.g.maxMessage, func(line string) { u.g.upstreamStderr(u.name, line) })
+		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.maxMessage, grace: u.g.stopGrace, wardens: u.g.wardens}, func(line string) { u.g.upstreamStderr(u.name, line) })
 		if err != nil {
 			return nil, u.fail(err.Error())
 		}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"io"
+	"sync"
+)
+
+// leavingWriter is the client's end of a stdio session. A write to it that
+// fails means the client has left (it closed its end of the pipe: EPIPE),
+// even while stdin stays open: left is called, once, to end the session as
+// EOF on stdin would.
+type leavingWriter struct {
+	w    io.Writer
+	once sync.Once
+	left func(err error)
+}
+
+func (l *leavingWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if err != nil {
+		l.once.Do(func() { l.left(err) })
+	}
+	return n, err
+}
