@@ -236,6 +236,16 @@ func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
 	return results
 }
 
+// fetchOne refreshes one upstream's list in the name table, for a name
+// with its prefix: the other servers' lists cannot change where it goes.
+func (g *Gateway) fetchOne(ctx context.Context, k kind, u *upstream) {
+	if _, ok := u.capability(kinds[k].capability); !ok {
+		return
+	}
+	items, err := u.fetchList(ctx, k)
+	g.names.update(k, []listResult{{up: u, items: items, err: err}})
+}
+
 // merge builds the list result a client sees: every upstream's items in
 // config order, each renamed to its exposed name. Nothing else in an item is
 // touched. It also returns which servers answered and which failed.

@@ -11,15 +11,52 @@ import (
 var kindNoun = [numKinds]string{kindTools: "tool", kindPrompts: "prompt", kindResources: "resource", kindTemplates: "resource template"}
 
 // resolve finds the upstream and upstream-side name for a name a client
-// used. In order: an exposed name; the one upstream offering it under its
-// own name (several: an error listing them); after fetching the lists once
-// more, the same again; finally "server__rest" for a server whose list is
-// not known (discovery failed, or the client never listed), so that a server
-// whose discovery breaks still serves calls (DESIGN D1).
+// used. A name whose prefix names a configured server belongs to that
+// server whatever the others list (DESIGN D7): "fs__write_file" listed as a
+// raw name by "evil" is still fs's, and evil's item is "evil__fs__write_file".
+// Only names without such a prefix are matched against servers' own names.
 func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, error) {
 	if !g.cfg.Namespace {
 		return route{g.upstreams[0], name}, nil
 	}
+	if up, rest, ok := splitPrefixed(name, g.byName); ok {
+		return g.resolvePrefixed(ctx, k, name, up, rest)
+	}
+	return g.resolveUnprefixed(ctx, k, name)
+}
+
+// resolvePrefixed routes "server__rest" to server: by the name table when
+// the server listed it (a shortened tool name cannot be split), after
+// fetching that server's list once more if need be. A server whose list is
+// not known (discovery failed, or nobody listed yet) gets "rest" as it is,
+// so that a server whose discovery breaks still serves calls (DESIGN D1),
+// and so does every unlisted URI, since URIs made from templates are never
+// listed.
+func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *upstream, rest string) (route, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		// An exposed name of another server that happens to carry this
+		// prefix is not this server's.
+		if rt, _, ok := g.names.lookup(k, name); ok && rt.up == up {
+			return rt, nil
+		}
+		if attempt == 0 {
+			g.fetchOne(ctx, k, up)
+		}
+	}
+	if rest != "" && (k == kindResources || !g.names.knows(k, up)) {
+		return route{up, rest}, nil
+	}
+	if _, err := up.connection(); err != nil {
+		return route{}, err
+	}
+	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q: server %q lists no %s %q", kindNoun[k], name, up.name, kindNoun[k], rest)
+}
+
+// resolveUnprefixed routes a name without a configured server's prefix: an
+// exposed name; the one upstream offering it under its own name (several: an
+// error listing them); after fetching the lists once more, the same again;
+// finally, for a URI, the only server that offers resources.
+func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (route, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		rt, cands, ok := g.names.lookup(k, name)
 		if ok {
@@ -42,14 +79,6 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 			if k == kindResources {
 				g.fetchAll(ctx, kindTools) // tools name MCP Apps UI resources
 			}
-		}
-	}
-	if up, rest, ok := splitPrefixed(name, g.byName); ok && rest != "" {
-		if k == kindResources || !g.names.knows(k, up) {
-			return route{up, rest}, nil
-		}
-		if _, err := up.connection(); err != nil {
-			return route{}, err
 		}
 	}
 	if k == kindResources {
