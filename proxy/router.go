@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -54,8 +55,10 @@ func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *
 
 // resolveUnprefixed routes a name without a configured server's prefix: an
 // exposed name; the one upstream offering it under its own name (several: an
-// error listing them); after fetching the lists once more, the same again;
-// finally, for a URI, the only server that offers resources.
+// error listing them); for a URI, the one that returned it in a result, then
+// the one whose resource template it fits; after fetching the lists once
+// more, the same again; finally, for a URI, the only server that offers
+// resources.
 func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (route, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		rt, cands, ok := g.names.lookup(k, name)
@@ -74,10 +77,16 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 			slices.Sort(names)
 			return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "%s %q is offered by %d servers; use one of: %s", kindNoun[k], name, len(cands), strings.Join(names, ", "))
 		}
+		if k == kindResources {
+			if rt, found, err := g.routeUnlistedURI(name); found {
+				return rt, err
+			}
+		}
 		if attempt == 0 {
-			g.fetchAll(ctx, k)
 			if k == kindResources {
-				g.fetchAll(ctx, kindTools) // tools name MCP Apps UI resources
+				g.fetchURIOwners(ctx)
+			} else {
+				g.fetchAll(ctx, k)
 			}
 		}
 	}
@@ -93,5 +102,23 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 			return route{owners[0], name}, nil
 		}
 	}
+	if k == kindResources {
+		return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown resource %q: no server listed it, returned it in a result, or has a resource template that matches it; read it as server__uri", name)
+	}
 	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q", kindNoun[k], name)
+}
+
+// fetchURIOwners fetches, at once, every list that can say who owns a URI:
+// resources, resource templates, and tools (they name MCP Apps UI
+// resources).
+func (g *Gateway) fetchURIOwners(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, k := range []kind{kindResources, kindTemplates, kindTools} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.fetchAll(ctx, k)
+		}()
+	}
+	wg.Wait()
 }
