@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,7 @@ type listCache struct {
 	fresh   bool       // usable for clients; false once the server said it changed
 	gen     uint64     // bumped by every list_changed; a fetch begun before is stale
 	running *listFetch // the fetch in progress, shared by everyone who asks meanwhile
+	dupWarn string     // the duplicate names last warned about; "" when none
 }
 
 // listFetch is one fetch of a whole list; done is closed when items or err
@@ -95,6 +98,10 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	// The fetch serves everyone waiting on it, so it is not bound to the
 	// context of whoever happened to start it.
 	f.items, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
+	var dups string
+	if f.err == nil {
+		f.items, dups = dropDuplicates(f.items)
+	}
 	var cap listCapability
 	if raw, ok := u.capability(kinds[k].capability); ok {
 		json.Unmarshal(raw, &cap)
@@ -104,11 +111,17 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	if c.running == f {
 		c.running = nil
 	}
+	warn := false
 	if f.err == nil {
 		c.items, c.fetched = f.items, time.Now()
 		c.fresh = cap.ListChanged && c.gen == gen
+		warn = dups != "" && dups != c.dupWarn
+		c.dupWarn = dups
 	}
 	u.mu.Unlock()
+	if warn {
+		u.log.Warn("upstream lists a name more than once; clients see only the first entry of each", "method", kinds[k].list, "names", dups)
+	}
 	close(f.done)
 	return f.items, f.err
 }
@@ -139,6 +152,44 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, error) {
 		}
 		cursor = next
 	}
+}
+
+// maxDupNamesLogged bounds the names one duplicate warning spells out.
+const maxDupNamesLogged = 10
+
+// dropDuplicates keeps the first item of each name. A second entry under
+// the same name would reach clients as a second item with the same exposed
+// name, one they could never call. It also returns the names dropped, for
+// the warning ("" when none).
+func dropDuplicates(items []item) ([]item, string) {
+	seen := make(map[string]struct{}, len(items))
+	var names []string
+	dropped := 0
+	kept := items[:0:0]
+	for i, it := range items {
+		if _, dup := seen[it.name]; !dup {
+			seen[it.name] = struct{}{}
+			if dropped > 0 {
+				kept = append(kept, it)
+			}
+			continue
+		}
+		if dropped == 0 {
+			kept = append(kept, items[:i]...)
+		}
+		dropped++
+		if len(names) < maxDupNamesLogged && !slices.Contains(names, it.name) {
+			names = append(names, it.name)
+		}
+	}
+	if dropped == 0 {
+		return items, ""
+	}
+	summary := strings.Join(names, ", ")
+	if len(names) == maxDupNamesLogged {
+		summary += ", …"
+	}
+	return kept, summary
 }
 
 // parseListPage splits one page of a list result. raw comes from a message

@@ -130,6 +130,9 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 			return nil, err
 		}
 		res, err := s.forward(ctx, rt, method, name, params, rec)
+		if err == nil {
+			s.g.names.remember(rt.up, method, res)
+		}
 		if err == nil && method == methodToolsCall {
 			res = downgradeContent(res, s.protocolVersion())
 		}
@@ -194,6 +197,9 @@ func (s *session) readResource(ctx context.Context, params json.RawMessage, rec 
 		return nil, err
 	}
 	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
+	if err == nil {
+		s.g.names.remember(rt.up, methodResourcesRead, res)
+	}
 	if err != nil || rt.name == uri {
 		return res, err
 	}

@@ -36,10 +36,16 @@ type nameTable struct {
 	exposedOf  [numKinds]map[route]string     // route → exposed name
 	byOriginal [numKinds]map[string][]route   // upstream's own name → routes
 	uiURIs     map[string][]route             // MCP Apps UI resources named by tools
+	templates  []templateOwner                // resource templates, config order; replaced, never changed
+
+	returned map[*upstream]*uriMemory // URIs each upstream returned in results; the map is fixed at creation
 }
 
 func newNameTable(namespace bool, order []*upstream) *nameTable {
-	t := &nameTable{namespace: namespace, order: order, uiURIs: map[string][]route{}}
+	t := &nameTable{namespace: namespace, order: order, uiURIs: map[string][]route{}, returned: map[*upstream]*uriMemory{}}
+	for _, up := range order {
+		t.returned[up] = newURIMemory()
+	}
 	for k := range numKinds {
 		t.known[k] = map[*upstream][]item{}
 		t.exposedTo[k] = map[string]route{}
@@ -88,8 +94,11 @@ func (t *nameTable) update(k kind, results []listResult) {
 		}
 	}
 	t.exposedTo[k], t.exposedOf[k], t.byOriginal[k] = exposedTo, exposedOf, byOriginal
-	if k == kindTools {
+	switch k {
+	case kindTools:
 		t.uiURIs = uiURIs
+	case kindTemplates:
+		t.templates = compileTemplates(t.order, t.known[k])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -11,15 +12,56 @@ import (
 var kindNoun = [numKinds]string{kindTools: "tool", kindPrompts: "prompt", kindResources: "resource", kindTemplates: "resource template"}
 
 // resolve finds the upstream and upstream-side name for a name a client
-// used. In order: an exposed name; the one upstream offering it under its
-// own name (several: an error listing them); after fetching the lists once
-// more, the same again; finally "server__rest" for a server whose list is
-// not known (discovery failed, or the client never listed), so that a server
-// whose discovery breaks still serves calls (DESIGN D1).
+// used. A name whose prefix names a configured server belongs to that
+// server whatever the others list (DESIGN D7): "fs__write_file" listed as a
+// raw name by "evil" is still fs's, and evil's item is "evil__fs__write_file".
+// Only names without such a prefix are matched against servers' own names.
 func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, error) {
 	if !g.cfg.Namespace {
 		return route{g.upstreams[0], name}, nil
 	}
+	if up, rest, ok := splitPrefixed(name, g.byName); ok {
+		return g.resolvePrefixed(ctx, k, name, up, rest)
+	}
+	return g.resolveUnprefixed(ctx, k, name)
+}
+
+// resolvePrefixed routes "server__rest" to server: by the name table when
+// the server listed it (a shortened tool name cannot be split), after
+// fetching that server's list once more if need be. A server whose list is
+// not known (discovery failed, or nobody listed yet) gets "rest" as it is,
+// so that a server whose discovery breaks still serves calls (DESIGN D1),
+// and so does every unlisted URI, since URIs made from templates are never
+// listed.
+func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *upstream, rest string) (route, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		// An exposed name of another server that happens to carry this
+		// prefix is not this server's.
+		if rt, _, ok := g.names.lookup(k, name); ok && rt.up == up {
+			return rt, nil
+		}
+		if attempt == 0 {
+			g.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
+		}
+	}
+	if rest != "" && (k == kindResources || !g.names.knows(k, up)) {
+		return route{up, rest}, nil
+	}
+	if su, err := g.serving(ctx, up); err != nil {
+		return route{}, err
+	} else if _, err := su.connection(); err != nil {
+		return route{}, err
+	}
+	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q: server %q lists no %s %q", kindNoun[k], name, up.name, kindNoun[k], rest)
+}
+
+// resolveUnprefixed routes a name without a configured server's prefix: an
+// exposed name; the one upstream offering it under its own name (several: an
+// error listing them); for a URI, the one that returned it in a result, then
+// the one whose resource template it fits; after fetching the lists once
+// more, the same again; finally, for a URI, the only server that offers
+// resources.
+func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (route, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		rt, cands, ok := g.names.lookup(k, name)
 		if ok {
@@ -37,28 +79,24 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 			slices.Sort(names)
 			return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "%s %q is offered by %d servers; use one of: %s", kindNoun[k], name, len(cands), strings.Join(names, ", "))
 		}
-		if attempt == 0 {
-			g.fetchAll(ctx, k)
-			if k == kindResources {
-				g.fetchAll(ctx, kindTools) // tools name MCP Apps UI resources
+		if k == kindResources {
+			if rt, found, err := g.routeUnlistedURI(name); found {
+				return rt, err
 			}
 		}
-	}
-	if up, rest, ok := splitPrefixed(name, g.byName); ok && rest != "" {
-		if k == kindResources || !g.names.knows(k, up) {
-			return route{up, rest}, nil
-		}
-		if su, err := g.serving(ctx, up); err != nil {
-			return route{}, err
-		} else if _, err := su.connection(); err != nil {
-			return route{}, err
+		if attempt == 0 {
+			if k == kindResources {
+				g.fetchURIOwners(ctx)
+			} else {
+				g.fetchAll(ctx, k)
+			}
 		}
 	}
 	if k == kindResources {
 		// One server offers resources at all: an unlisted URI can only be its.
 		var owners []*upstream
 		for _, u := range g.upstreams {
-			if _, ok := u.capability("resources"); ok {
+			if u.offers("resources") {
 				owners = append(owners, u)
 			}
 		}
@@ -66,5 +104,23 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 			return route{owners[0], name}, nil
 		}
 	}
+	if k == kindResources {
+		return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown resource %q: no server listed it, returned it in a result, or has a resource template that matches it; read it as server__uri", name)
+	}
 	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q", kindNoun[k], name)
+}
+
+// fetchURIOwners fetches, at once, every list that can say who owns a URI:
+// resources, resource templates, and tools (they name MCP Apps UI
+// resources).
+func (g *Gateway) fetchURIOwners(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, k := range []kind{kindResources, kindTemplates, kindTools} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.fetchAll(ctx, k)
+		}()
+	}
+	wg.Wait()
 }

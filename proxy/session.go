@@ -302,3 +302,13 @@ func (s *session) wantsLog(level string) bool {
 	defer s.mu.Unlock()
 	return s.logLevel == "" || logRank(level) >= logRank(s.logLevel)
 }
+
+// offers reports whether the server declared capability (see knownInit).
+func (u *upstream) offers(capability string) bool {
+	init, ok := u.knownInit()
+	if !ok {
+		return false
+	}
+	_, has := init.Capabilities[capability]
+	return has
+}
