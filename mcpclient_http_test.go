@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -113,6 +114,13 @@ func (t *httpTransport) newRequest(method, target string, body []byte) *http.Req
 		}
 	}
 	return req
+}
+
+// headerSnapshot returns the headers set by header lines.
+func (t *httpTransport) headerSnapshot() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.headers)
 }
 
 func (t *httpTransport) send(msg string) error {

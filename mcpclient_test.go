@@ -35,6 +35,7 @@ import (
 //	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
 //	wait-file FILE       wait (up to 20s) for FILE to exist: the script signals with touch
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
+//	                     (over HTTP with the headers set by header lines)
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
@@ -132,7 +133,11 @@ func mcpClientMain(args []string) int {
 				time.Sleep(10 * time.Millisecond) // polling for an event another process signals
 			}
 		case "get":
-			err = httpGet(os.ExpandEnv(rest))
+			var headers map[string]string
+			if ht, ok := t.(*httpTransport); ok {
+				headers = ht.headerSnapshot()
+			}
+			err = httpGet(os.ExpandEnv(rest), headers)
 		case "sleep-ms":
 			// Only for behaviour that is about time passing (expiry), never
 			// to wait for an event.
@@ -363,8 +368,19 @@ func canonical(line []byte) ([]byte, error) {
 	return bytes.TrimSpace(b.Bytes()), nil
 }
 
-func httpGet(url string) error {
-	resp, err := http.Get(url)
+func httpGet(url string, headers map[string]string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}

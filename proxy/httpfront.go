@@ -79,8 +79,11 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
 	f.mux.Handle("POST /messages", f.guard(http.HandlerFunc(f.serveLegacyPost)))
-	f.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	f.mux.HandleFunc("GET /readyz", f.serveReady)
+	// Health and readiness need no token (probes have none), but they pass
+	// the Host and Origin checks: readiness names the servers, which a page
+	// rebound to a local address must not read.
+	f.mux.Handle("GET /healthz", f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })))
+	f.mux.Handle("GET /readyz", f.checkOrigin(http.HandlerFunc(f.serveReady)))
 	f.mux.Handle("GET /metrics", f.guard(g.MetricsHandler()))
 	f.janitor.Add(1)
 	go f.expireIdle()
@@ -113,6 +116,19 @@ func (f *HTTPFront) Close() {
 // guard checks what every MCP request must pass: the Host (DNS
 // rebinding), the Origin, and the bearer token.
 func (f *HTTPFront) guard(next http.Handler) http.Handler {
+	return f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// checkOrigin checks the Host (DNS rebinding) and the Origin: what every
+// request must pass, with a token or without.
+func (f *HTTPFront) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !f.hostAllowed(r.Host) {
 			http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
@@ -122,20 +138,18 @@ func (f *HTTPFront) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
 			return
 		}
-		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
-			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// tokenValid checks an Authorization header. The scheme is
+// case-insensitive (RFC 9110, section 11.1): "bearer" is "Bearer".
 func (f *HTTPFront) tokenValid(header string) bool {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
+	token = strings.TrimLeft(token, " ")
 	valid := 0
 	for _, t := range f.cfg.Tokens {
 		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
@@ -143,8 +157,10 @@ func (f *HTTPFront) tokenValid(header string) bool {
 	return valid == 1
 }
 
+// isLoopbackHost reports whether host names this machine. Host names are
+// case-insensitive (RFC 4343): LOCALHOST is localhost.
 func isLoopbackHost(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
@@ -161,7 +177,7 @@ func splitHost(hostport string) string {
 func (f *HTTPFront) hostAllowed(host string) bool {
 	if f.cfg.AllowedHosts == nil {
 		h := splitHost(host)
-		return isLoopbackHost(h) || h == splitHost(f.addr) && h != ""
+		return isLoopbackHost(h) || strings.EqualFold(h, splitHost(f.addr)) && h != ""
 	}
 	for _, a := range f.cfg.AllowedHosts {
 		if strings.EqualFold(a, host) || strings.EqualFold(a, splitHost(host)) {
