@@ -289,7 +289,7 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, id, err)
 		return
 	}
-	hs, status, err := f.sessionFor(r, msg)
+	hs, created, status, err := f.sessionFor(r, msg)
 	if err != nil {
 		http.Error(w, err.Error(), status)
 		return
@@ -318,7 +318,18 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	defer hs.stream.closePost(msg.ID, post)
 	hs.stream.deliver(body)
-	post.respond(w, r)
+	final := post.respond(w, r)
+	if created && !isSuccess(final) {
+		// The client has no session to use, and an unused one would count
+		// against max_sessions until it expired.
+		f.drop(hs)
+	}
+}
+
+// isSuccess reports whether msg is a response with a result.
+func isSuccess(msg []byte) bool {
+	m, err := jsonrpc.Decode(msg)
+	return err == nil && m.Error == nil && m.Result != nil
 }
 
 // serveBatch passes a batch (protocol 2025-03-26) to the session. One with
@@ -358,14 +369,14 @@ func (f *HTTPFront) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpS
 }
 
 // sessionFor finds the session a POST belongs to, or makes one for an
-// initialize. It checks MCP-Protocol-Version on every later request.
-func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSession, int, error) {
+// initialize (created). It checks MCP-Protocol-Version on every later request.
+func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpSession, created bool, status int, err error) {
 	id := r.Header.Get(headerSession)
 	if id == "" {
 		if msg != nil && msg.Method == methodInitialize {
 			hs, err := f.newSession(false)
 			if err != nil {
-				return nil, http.StatusServiceUnavailable, err
+				return nil, false, http.StatusServiceUnavailable, err
 			}
 			var p struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -375,11 +386,12 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSess
 			if !isSupportedVersion(hs.protocol) {
 				hs.protocol = LatestVersion
 			}
-			return hs, 0, nil
+			return hs, true, 0, nil
 		}
-		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
+		return nil, false, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
 	}
-	return f.lookup(r)
+	hs, status, err = f.lookup(r)
+	return hs, false, status, err
 }
 
 // newSession starts a session whose stream is fed by HTTP requests.
@@ -491,12 +503,18 @@ func (f *HTTPFront) serveDelete(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	f.drop(hs)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// drop ends a session at once: nobody waits for the answers to its
+// requests in flight.
+func (f *HTTPFront) drop(hs *httpSession) {
 	f.mu.Lock()
 	delete(f.sessions, hs.id)
 	f.mu.Unlock()
 	hs.stream.deleted.Store(true)
 	hs.stream.end()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // The legacy HTTP+SSE transport (2024-11-05): GET /sse opens the stream and

@@ -170,8 +170,9 @@ func (p *postWaiter) send(msg []byte, final bool) bool {
 }
 
 // respond writes the POST's answer: plain JSON when the answer comes first,
-// else an event stream carrying what comes before it, then the answer.
-func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
+// else an event stream carrying what comes before it, then the answer. It
+// returns the answer, nil when none was written.
+func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer []byte) {
 	streaming := false
 	write := func(m postMsg) bool {
 		if m.msg == nil { // cancelled by the client: no answer comes
@@ -179,6 +180,9 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusAccepted)
 			}
 			return true
+		}
+		if m.final {
+			answer = m.msg
 		}
 		if !streaming && m.final {
 			w.Header().Set("Content-Type", "application/json")
@@ -197,16 +201,16 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
 		select {
 		case m := <-p.ch:
 			if write(m) {
-				return
+				return answer
 			}
 		case <-r.Context().Done():
-			return // the client went away; it may still get its answer no other way
+			return nil // the client went away; it may still get its answer no other way
 		case <-p.st.ended:
 			for { // what was sent before the end still goes out
 				select {
 				case m := <-p.ch:
 					if write(m) {
-						return
+						return answer
 					}
 					continue
 				default:
@@ -216,7 +220,7 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
 			if !streaming {
 				jsonError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, errors.New("the session ended before the answer"))
 			}
-			return
+			return nil
 		}
 	}
 }
