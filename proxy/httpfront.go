@@ -43,6 +43,8 @@ type HTTPFront struct {
 	mux  *http.ServeMux
 	addr string // the listen address, for the default allowed hosts
 
+	bodyTimeout time.Duration // bounds reading one request body: bodyReadTimeout
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	closed   bool
@@ -74,7 +76,7 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = config.DefaultMaxSessions
 	}
-	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
@@ -90,7 +92,17 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	return f
 }
 
-func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
+func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// A body that stalls must not hold the connection, whichever
+		// handler runs: net/http reads what a handler left of it before
+		// answering. readBody lifts the deadline once the body is in,
+		// so that an answer streamed later is not cut. (http.Server's
+		// ReadTimeout cannot do this: it would stay on through the stream.)
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(f.bodyTimeout))
+	}
+	f.mux.ServeHTTP(w, r)
+}
 
 // Close ends every session (their streams end, so http.Server.Shutdown can
 // finish) and waits for them.
@@ -250,13 +262,12 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessage
 	}
-	// A client sending its body slowly holds a goroutine: bound the read,
-	// then lift the deadline so that an answer streamed later is not cut.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	// The read deadline (set in ServeHTTP) stays on unless the whole body
+	// came in: what is left of a body that stalled or is too large must
+	// not hold the connection while net/http reads it.
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
 		return nil, false
 	}
@@ -271,6 +282,7 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
 		return nil, false
 	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return body, true
 }
 
