@@ -64,6 +64,14 @@ type fakeBehaviour struct {
 	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
 	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
+	LogBurst    *fakeBurst      `json:"log_burst"`     // send this many large notifications/message first
+	StartedFile string          `json:"started_file"`  // create this file when the call arrives: it is in flight
+}
+
+// fakeBurst is a burst of large messages.
+type fakeBurst struct {
+	Count int `json:"count"`
+	Bytes int `json:"bytes"` // the size of each message's data
 }
 
 // fakeNotify is a notification with params.
@@ -374,6 +382,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
 	do := tool.Do
+	if do.StartedFile != "" {
+		os.WriteFile(do.StartedFile, nil, 0o644)
+	}
 	if do.Crash {
 		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
 		os.Exit(3)
@@ -434,6 +445,12 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			f.conn.Notify(n.Method, n.Params)
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+	}
+	if b := do.LogBurst; b != nil {
+		params := mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": strings.Repeat("x", b.Bytes)})
+		for range b.Count {
+			f.conn.Notify("notifications/message", params)
+		}
 	}
 	if do.LogMessage != "" {
 		f.conn.Notify("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))

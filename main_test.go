@@ -41,6 +41,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"waithttp-any": cmdWaitHTTPAny,
 	"touch":        cmdTouch,
 	"envfile":      cmdEnvFile,
+	"rss-below":    cmdRSSBelow,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -235,4 +236,40 @@ func processAlive(pid int) bool {
 	}
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// cmdRSSBelow: rss-below [-parent] PIDFILE MiB — succeeds if the resident
+// memory (VmRSS) of the process whose pid is in PIDFILE is below MiB, and
+// prints it. -parent measures that process's parent instead: mcpgate, for
+// an upstream's pidfile. Linux only (it reads /proc).
+func cmdRSSBelow(ts *testscript.TestScript, neg bool, args []string) {
+	parent := len(args) == 3 && args[0] == "-parent"
+	if parent {
+		args = args[1:]
+	}
+	limit, err := strconv.Atoi(args[len(args)-1])
+	if len(args) != 2 || neg || err != nil {
+		ts.Fatalf("usage: rss-below [-parent] PIDFILE MiB")
+	}
+	pid := strings.TrimSpace(ts.ReadFile(args[0]))
+	status := func(pid, field string) string {
+		b, err := os.ReadFile("/proc/" + pid + "/status")
+		ts.Check(err)
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		ts.Fatalf("/proc/%s/status has no %s", pid, field)
+		return ""
+	}
+	if parent {
+		pid = status(pid, "PPid")
+	}
+	kB, err := strconv.Atoi(strings.TrimSuffix(status(pid, "VmRSS"), " kB"))
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "VmRSS of %s: %d MiB\n", pid, kB>>10)
+	if kB>>10 >= limit {
+		ts.Fatalf("process %s holds %d MiB, want below %d MiB", pid, kB>>10, limit)
+	}
 }

@@ -261,6 +261,26 @@ func (t *httpTransport) verb(name, rest string) error {
 			defer resp.Body.Close()
 			readEvents(resp.Body, func(_ string, data []byte) { t.c.add(data) })
 		}()
+	case "listen-unread":
+		// A client that opens its stream and then stops reading it: the
+		// response stays open, unread, until the session ends.
+		req := t.newRequest(http.MethodGet, t.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			fmt.Printf("HTTP %d\n", resp.StatusCode)
+			return nil
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			<-t.ctx.Done()
+			resp.Body.Close()
+		}()
 	case "delete":
 		resp, err := http.DefaultClient.Do(t.newRequest(http.MethodDelete, t.url, nil))
 		if err != nil {

@@ -47,6 +47,7 @@ import (
 //	session ID           use this session id from now on (- for none)
 //	save-session FILE    write the session id to FILE; load-session FILE reads it
 //	listen               open the GET stream for messages not tied to a request
+//	listen-unread        open the GET stream and never read it (a client that stalls)
 //	delete               DELETE the session and print the status
 //
 // Each printed message is canonical JSON (sorted keys), one per line; an HTTP

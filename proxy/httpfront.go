@@ -29,9 +29,6 @@ const (
 	headerProtocol = "Mcp-Protocol-Version"
 	// bodyReadTimeout bounds reading one request body.
 	bodyReadTimeout = time.Minute
-	// backlogLimit bounds what waits for a session's GET stream while none
-	// is open.
-	backlogLimit = 256
 )
 
 // HTTPFront serves MCP clients over HTTP. Make it with NewHTTPFront; it is an
@@ -43,7 +40,8 @@ type HTTPFront struct {
 	mux  *http.ServeMux
 	addr string // the listen address, for the default allowed hosts
 
-	bodyTimeout time.Duration // bounds reading one request body: bodyReadTimeout
+	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
+	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -76,7 +74,7 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = config.DefaultMaxSessions
 	}
-	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
@@ -93,13 +91,18 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 }
 
 func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// Every answer is written within writeTimeout of the request, or of
+	// each message for those that wait or stream (they set their own).
+	// This also clears a deadline an earlier request on the connection set.
+	rc.SetWriteDeadline(time.Now().Add(f.writeTimeout))
 	if r.ContentLength != 0 {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
 		// answering. readBody lifts the deadline once the body is in,
 		// so that an answer streamed later is not cut. (http.Server's
 		// ReadTimeout cannot do this: it would stay on through the stream.)
-		http.NewResponseController(w).SetReadDeadline(time.Now().Add(f.bodyTimeout))
+		rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
 	}
 	f.mux.ServeHTTP(w, r)
 }
@@ -409,7 +412,7 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpS
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	id := newSessionID()
-	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy), lastUsed: time.Now()}
+	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy, f.g.log, f.writeTimeout), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()

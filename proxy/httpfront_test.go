@@ -17,7 +17,7 @@ import (
 // newTestFront serves an HTTP front for a gateway whose one upstream is
 // never started: enough for what the front does before a request reaches
 // the gateway.
-func newTestFront(t *testing.T, opts Options) (*HTTPFront, *httptest.Server) {
+func newTestFront(t *testing.T, opts Options, tune func(*HTTPFront)) (*HTTPFront, *httptest.Server) {
 	t.Helper()
 	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
 	opts.Logger = slog.New(slog.DiscardHandler)
@@ -27,6 +27,9 @@ func newTestFront(t *testing.T, opts Options) (*HTTPFront, *httptest.Server) {
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	front := NewHTTPFront(g, cfg.HTTP, ts.Listener.Addr().String())
+	if tune != nil {
+		tune(front)
+	}
 	ts.Config.Handler = front
 	ts.Start()
 	t.Cleanup(func() {
@@ -42,8 +45,7 @@ func newTestFront(t *testing.T, opts Options) (*HTTPFront, *httptest.Server) {
 // connection closed once the body deadline passes, whatever the path: the
 // server must not go on waiting for the rest of the body (issue 8, item 15).
 func TestBodyStallClosesConnection(t *testing.T) {
-	front, ts := newTestFront(t, Options{})
-	front.bodyTimeout = 50 * time.Millisecond
+	_, ts := newTestFront(t, Options{}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
 	for _, target := range []string{"POST /mcp", "POST /messages?sessionId=none", "DELETE /mcp", "GET /healthz"} {
 		t.Run(target, func(t *testing.T) {
 			conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -71,8 +73,7 @@ func TestBodyStallClosesConnection(t *testing.T) {
 // than it is still delivered.
 func TestBodyDeadlineLiftedForTheAnswer(t *testing.T) {
 	// initialize waits StartupWait for the upstreams, which never start.
-	front, ts := newTestFront(t, Options{StartupWait: 300 * time.Millisecond})
-	front.bodyTimeout = 50 * time.Millisecond
+	_, ts := newTestFront(t, Options{StartupWait: 300 * time.Millisecond}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -84,5 +85,61 @@ func TestBodyDeadlineLiftedForTheAnswer(t *testing.T) {
 	got, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"protocolVersion"`) {
 		t.Fatalf("got %s %s, want the initialize result", resp.Status, got)
+	}
+}
+
+// initialize opens a session on ts and returns its id.
+func initialize(t *testing.T, ts *httptest.Server) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get(headerSession)
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, id)
+	}
+	return id
+}
+
+// A GET stream that the client stops reading ends at the write deadline,
+// and what the session sends next is kept for the next stream instead of
+// waiting forever (issue 8, item 7).
+func TestUnreadStreamEnds(t *testing.T) {
+	front, ts := newTestFront(t, Options{StartupWait: time.Millisecond}, func(f *HTTPFront) { f.writeTimeout = 100 * time.Millisecond })
+	id := initialize(t, ts)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: "+id+"\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	// From here on the client reads nothing.
+	front.mu.Lock()
+	st := front.sessions[id].stream
+	front.mu.Unlock()
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for st.streamOpen() {
+			if st.Write(msg) != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second): // a generous limit for the event
+		t.Fatal("the stream nobody reads is still open")
 	}
 }

@@ -42,9 +42,17 @@ func newSendQueue(s jsonrpc.Stream, limit int, onDrop func(int)) *sendQueue {
 
 // queued is one message waiting, with the request it belongs to, if any.
 type queued struct {
-	msg     []byte
-	related jsonrpc.ID
-	final   bool
+	msg          []byte
+	related      jsonrpc.ID
+	final        bool
+	notification bool // offered: the stream may drop it too
+}
+
+// notificationWriter is a stream that may drop a notification it has no
+// room for (an HTTP session keeping messages for a GET stream not open),
+// where a request or response must wait.
+type notificationWriter interface {
+	writeNotification(msg []byte, related jsonrpc.ID) error
 }
 
 // Write queues a request or notification, waiting for room.
@@ -63,7 +71,7 @@ func (q *sendQueue) WriteRelated(msg []byte, related jsonrpc.ID, final bool) err
 	if q.closed {
 		return jsonrpc.ErrClosed
 	}
-	q.push(queued{msg, related, final})
+	q.push(queued{msg: msg, related: related, final: final})
 	if !q.writing {
 		// Nobody is writing: write it ourselves rather than wake the loop.
 		// A response is written by the goroutine that made it, saving a
@@ -88,7 +96,7 @@ func (q *sendQueue) offer(msg []byte, related jsonrpc.ID) {
 		}
 		return
 	}
-	q.push(queued{msg: msg, related: related})
+	q.push(queued{msg: msg, related: related, notification: true})
 }
 
 func (q *sendQueue) push(m queued) {
@@ -126,9 +134,14 @@ func (q *sendQueue) drain() {
 		q.msgs = q.msgs[1:]
 		q.mu.Unlock()
 		var err error
-		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+		nw, dropper := q.Stream.(notificationWriter)
+		rw, related := q.Stream.(jsonrpc.RelatedWriter)
+		switch {
+		case m.notification && dropper:
+			err = nw.writeNotification(m.msg, m.related)
+		case related && m.related.IsValid():
 			err = rw.WriteRelated(m.msg, m.related, m.final)
-		} else if m.msg != nil {
+		case m.msg != nil:
 			err = q.Stream.Write(m.msg)
 		}
 		q.mu.Lock()
