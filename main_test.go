@@ -167,18 +167,19 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200.
+// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200;
+// with !, for it to stop answering 200 (another status, or no answer).
 func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 || neg {
-		ts.Fatalf("usage: waithttp URL")
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] waithttp URL")
 	}
 	waitFor(ts, args[0], func() bool {
 		resp, err := http.Get(args[0])
 		if err != nil {
-			return false
+			return neg
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return (resp.StatusCode == http.StatusOK) != neg
 	})
 }
 

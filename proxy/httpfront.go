@@ -43,9 +43,14 @@ type HTTPFront struct {
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 
+	// sessionsCtx is every session's Serve context: Close cancels it, and
+	// each session then gets the shutdown grace for its requests in flight.
+	sessionsCtx context.Context
+	endSessions context.CancelFunc
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	closed   bool
+	closed   bool           // shutting down: no new sessions or requests
 	serving  sync.WaitGroup // each session's Serve goroutine
 	stop     chan struct{}  // closed by Close: ends the janitor
 	janitor  sync.WaitGroup
@@ -75,6 +80,7 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 		cfg.MaxSessions = config.DefaultMaxSessions
 	}
 	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
@@ -107,26 +113,37 @@ func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mux.ServeHTTP(w, r)
 }
 
-// Close ends every session (their streams end, so http.Server.Shutdown can
-// finish) and waits for them.
-// Every call waits until the sessions are done, whoever started closing
-// (http.Server.Shutdown calls it too).
+// Close shuts the sessions down as stdio's end does: no new sessions or
+// requests are taken; requests in flight get the config's shutdown_grace to
+// finish and are answered on their own POSTs (those still running then get
+// an error carrying their id); then every session and its streams end, so
+// http.Server.Shutdown can finish. Call Close before Shutdown: the listener
+// stays open meanwhile, so that clients can still answer what their
+// requests in flight ask them (sampling, elicitation) or cancel them, and
+// are told 503 rather than refused. Every call waits until the sessions
+// are done, whoever started closing (http.Server.Shutdown calls it too).
 func (f *HTTPFront) Close() {
 	f.mu.Lock()
 	first := !f.closed
 	f.closed = true
-	sessions := f.sessions
-	f.sessions = map[string]*httpSession{}
 	f.mu.Unlock()
 	if first {
 		close(f.stop)
-	}
-	for _, hs := range sessions {
-		hs.stream.end()
+		f.endSessions()
 	}
 	f.serving.Wait()
 	f.janitor.Wait()
 }
+
+// closing reports whether Close has begun.
+func (f *HTTPFront) closing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// errShuttingDown answers a request that comes once Close has begun.
+var errShuttingDown = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: it takes no new requests")
 
 // guard checks what every MCP request must pass: the Host (DNS
 // rebinding), the Origin, and the bearer token.
@@ -231,6 +248,9 @@ func (f *HTTPFront) serveReady(w http.ResponseWriter, r *http.Request) {
 		out.Ready = out.Ready || c
 		out.Servers = append(out.Servers, server{u.name, c})
 	}
+	if f.closing() {
+		out.Ready = false // draining: send new clients elsewhere
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if !out.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -312,6 +332,16 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 	hs.use(1)
 	defer hs.use(-1)
 	w.Header().Set(headerSession, hs.id)
+	if (batch || msg.IsRequest()) && !created && f.closing() {
+		// Notifications and responses still go in: a request in flight may
+		// wait for the client's answer, or the client may cancel it.
+		id := jsonrpc.ID{}
+		if !batch {
+			id = msg.ID
+		}
+		jsonError(w, http.StatusServiceUnavailable, id, errShuttingDown)
+		return
+	}
 	if batch || !msg.IsRequest() {
 		if batch && hs.protocol != Version20250326 {
 			jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "batches are not supported in this protocol version"))
@@ -416,7 +446,7 @@ func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return nil, errors.New("mcpgate is shutting down")
+		return nil, errors.New("mcpgate is shutting down: it takes no new sessions")
 	}
 	if len(f.sessions) >= f.cfg.MaxSessions {
 		f.mu.Unlock()
@@ -428,7 +458,7 @@ func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	f.mu.Unlock()
 	go func() {
 		defer f.serving.Done()
-		f.g.Serve(context.Background(), hs.stream)
+		f.g.Serve(f.sessionsCtx, hs.stream)
 		f.mu.Lock()
 		delete(f.sessions, hs.id)
 		f.mu.Unlock()
@@ -568,6 +598,12 @@ func (f *HTTPFront) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 	body, ok := f.readBody(w, r)
 	if !ok {
 		return
+	}
+	if f.closing() {
+		if m, err := jsonrpc.Decode(body); err == nil && m.IsRequest() {
+			jsonError(w, http.StatusServiceUnavailable, m.ID, errShuttingDown)
+			return
+		}
 	}
 	hs.use(1)
 	defer hs.use(-1)
