@@ -81,7 +81,11 @@ func TestScripts(t *testing.T) {
 		},
 		// [interop]: the optional scripts against real Node.js peers run only
 		// when asked for; the required suite needs no network and no Node.js.
+		// [race]: the race detector is on (memory limits must allow for it).
 		Condition: func(cond string) (bool, error) {
+			if cond == "race" {
+				return raceEnabled, nil
+			}
 			if cond != "interop" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
