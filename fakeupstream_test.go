@@ -75,6 +75,13 @@ type fakeBehaviour struct {
 	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
 	Stderr      string          `json:"stderr"`        // write this to stderr first, as is (no newline added)
 	StderrTimes int             `json:"stderr_times"`  // write it this many times (default once): a flood
+	LogBurst    *fakeBurst      `json:"log_burst"`     // send this many large notifications/message first
+}
+
+// fakeBurst is a burst of large messages.
+type fakeBurst struct {
+	Count int `json:"count"`
+	Bytes int `json:"bytes"` // the size of each message's data
 }
 
 // fakeNotify is a notification with params.
@@ -478,6 +485,12 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			f.conn.Notify(ctx, n.Method, n.Params)
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+	}
+	if b := do.LogBurst; b != nil {
+		params := mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": strings.Repeat("x", b.Bytes)})
+		for range b.Count {
+			f.conn.Notify(ctx, "notifications/message", params)
+		}
 	}
 	if do.LogMessage != "" {
 		f.conn.Notify(ctx, "notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))

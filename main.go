@@ -334,10 +334,13 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 		log.Error("HTTP server stopped", "err", err)
 		code = 1
 	}
+	// The sessions first: their requests in flight get shutdown_grace while
+	// the listener still takes the clients' answers and cancellations.
+	// Shutdown then has only answers being written and idle connections left.
+	front.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	srv.Shutdown(sctx)
 	cancel()
-	front.Close()
 	if err := g.Close(); err != nil {
 		log.Error("mcpgate stopped", "err", err)
 		code = 1
@@ -346,7 +349,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 }
 
 func isLoopback(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

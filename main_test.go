@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -41,7 +42,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"waithttp-any": cmdWaitHTTPAny,
 	"touch":        cmdTouch,
 	"envfile":      cmdEnvFile,
-	"peak-rss":     cmdPeakRSS,
+	"rss-below":    cmdRSSBelow,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -81,7 +82,11 @@ func TestScripts(t *testing.T) {
 		},
 		// [interop]: the optional scripts against real Node.js peers run only
 		// when asked for; the required suite needs no network and no Node.js.
+		// [race]: the race detector is on (memory limits must allow for it).
 		Condition: func(cond string) (bool, error) {
+			if cond == "race" {
+				return raceEnabled, nil
+			}
 			if cond != "interop" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -178,18 +183,19 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200.
+// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200;
+// with !, for it to stop answering 200 (another status, or no answer).
 func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 || neg {
-		ts.Fatalf("usage: waithttp URL")
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] waithttp URL")
 	}
 	waitFor(ts, args[0], func() bool {
 		resp, err := http.Get(args[0])
 		if err != nil {
-			return false
+			return neg
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return (resp.StatusCode == http.StatusOK) != neg
 	})
 }
 
@@ -215,31 +221,6 @@ func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: envfile NAME FILE")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
-}
-
-// cmdPeakRSS: peak-rss PIDFILE MAXMB — prints the peak resident memory
-// (VmHWM) of the running process whose pid is in PIDFILE, and fails if it
-// is MAXMB megabytes or more: memory bounds, tested with a generous limit.
-func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 || neg {
-		ts.Fatalf("usage: peak-rss PIDFILE MAXMB")
-	}
-	limit, err := strconv.Atoi(args[1])
-	ts.Check(err)
-	status, err := os.ReadFile("/proc/" + strings.TrimSpace(ts.ReadFile(args[0])) + "/status")
-	ts.Check(err)
-	for _, line := range strings.Split(string(status), "\n") {
-		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var n int
-			fmt.Sscan(kb, &n)
-			fmt.Fprintf(ts.Stdout(), "peak RSS %d MB\n", n>>10)
-			if n>>10 >= limit {
-				ts.Fatalf("peak RSS %d MB, want under %d MB", n>>10, limit)
-			}
-			return
-		}
-	}
-	ts.Fatalf("no VmHWM in /proc status of %s", args[0])
 }
 
 // cmdTouch: touch FILE — creates FILE, empty.
@@ -272,4 +253,61 @@ func processAlive(pid int) bool {
 	}
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// cmdRSSBelow: rss-below [-gateway] [-peak] PIDFILE MiB — succeeds if the
+// resident memory of the process in PIDFILE is below MiB (Linux:
+// /proc/PID/status). -gateway: of the mcpgate that runs the upstream in
+// PIDFILE (its nearest ancestor that is not a warden); -peak: the peak
+// (VmHWM) rather than the current (VmRSS).
+func cmdRSSBelow(ts *testscript.TestScript, neg bool, args []string) {
+	gateway, peak := false, false
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-gateway":
+			gateway = true
+		case "-peak":
+			peak = true
+		default:
+			ts.Fatalf("rss-below: unknown flag %s", args[0])
+		}
+		args = args[1:]
+	}
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: rss-below [-gateway] [-peak] PIDFILE MiB")
+	}
+	limit, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	pid := strings.TrimSpace(ts.ReadFile(args[0]))
+	status := func(pid, field string) string {
+		b, err := os.ReadFile("/proc/" + pid + "/status")
+		ts.Check(err)
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		ts.Fatalf("/proc/%s/status has no %s", pid, field)
+		return ""
+	}
+	if gateway {
+		for {
+			pid = status(pid, "PPid")
+			cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+			ts.Check(err)
+			if !strings.Contains(string(cmdline), "\x00"+proxy.WardenCommand+"\x00") {
+				break
+			}
+		}
+	}
+	field := "VmRSS"
+	if peak {
+		field = "VmHWM"
+	}
+	kB, err := strconv.Atoi(strings.TrimSuffix(status(pid, field), " kB"))
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%s of %s: %d MiB\n", field, pid, kB>>10)
+	if kB>>10 >= limit {
+		ts.Fatalf("process %s holds %d MiB (%s), want below %d MiB", pid, kB>>10, field, limit)
+	}
 }

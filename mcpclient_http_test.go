@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -113,6 +114,13 @@ func (t *httpTransport) newRequest(method, target string, body []byte) *http.Req
 		}
 	}
 	return req
+}
+
+// headerSnapshot returns the headers set by header lines.
+func (t *httpTransport) headerSnapshot() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.headers)
 }
 
 func (t *httpTransport) send(msg string) error {
@@ -252,6 +260,26 @@ func (t *httpTransport) verb(name, rest string) error {
 			defer t.wg.Done()
 			defer resp.Body.Close()
 			readEvents(resp.Body, func(_ string, data []byte) { t.c.add(data) })
+		}()
+	case "listen-unread":
+		// A client that opens its stream and then stops reading it: the
+		// response stays open, unread, until the session ends.
+		req := t.newRequest(http.MethodGet, t.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			fmt.Printf("HTTP %d\n", resp.StatusCode)
+			return nil
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			<-t.ctx.Done()
+			resp.Body.Close()
 		}()
 	case "delete":
 		resp, err := http.DefaultClient.Do(t.newRequest(http.MethodDelete, t.url, nil))

@@ -36,6 +36,7 @@ import (
 //	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
 //	wait-file FILE       wait (up to 20s) for FILE to exist: the script signals with touch
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
+//	                     (over HTTP with the headers set by header lines)
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
@@ -51,6 +52,7 @@ import (
 //	session ID           use this session id from now on (- for none)
 //	save-session FILE    write the session id to FILE; load-session FILE reads it
 //	listen               open the GET stream for messages not tied to a request
+//	listen-unread        open the GET stream and never read it (a client that stalls)
 //	delete               DELETE the session and print the status
 //
 // Each printed message is canonical JSON (sorted keys), one per line; an HTTP
@@ -144,7 +146,11 @@ func mcpClientMain(args []string) int {
 				time.Sleep(10 * time.Millisecond) // polling for an event another process signals
 			}
 		case "get":
-			err = httpGet(os.ExpandEnv(rest))
+			var headers map[string]string
+			if ht, ok := t.(*httpTransport); ok {
+				headers = ht.headerSnapshot()
+			}
+			err = httpGet(os.ExpandEnv(rest), headers)
 		case "sleep-ms":
 			// Only for behaviour that is about time passing (expiry), never
 			// to wait for an event.
@@ -412,8 +418,19 @@ func canonical(line []byte) ([]byte, error) {
 	return bytes.TrimSpace(b.Bytes()), nil
 }
 
-func httpGet(url string) error {
-	resp, err := http.Get(url)
+func httpGet(url string, headers map[string]string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}

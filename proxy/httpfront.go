@@ -29,9 +29,6 @@ const (
 	headerProtocol = "Mcp-Protocol-Version"
 	// bodyReadTimeout bounds reading one request body.
 	bodyReadTimeout = time.Minute
-	// backlogLimit bounds what waits for a session's GET stream while none
-	// is open.
-	backlogLimit = 256
 )
 
 // HTTPFront serves MCP clients over HTTP. Make it with NewHTTPFront; it is an
@@ -43,9 +40,17 @@ type HTTPFront struct {
 	mux  *http.ServeMux
 	addr string // the listen address, for the default allowed hosts
 
+	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
+	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
+
+	// sessionsCtx is every session's Serve context: Close cancels it, and
+	// each session then gets the shutdown grace for its requests in flight.
+	sessionsCtx context.Context
+	endSessions context.CancelFunc
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	closed   bool
+	closed   bool           // shutting down: no new sessions or requests
 	serving  sync.WaitGroup // each session's Serve goroutine
 	stop     chan struct{}  // closed by Close: ends the janitor
 	janitor  sync.WaitGroup
@@ -74,45 +79,88 @@ func NewHTTPFront(g *Gateway, cfg config.HTTP, listenAddr string) *HTTPFront {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = config.DefaultMaxSessions
 	}
-	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &HTTPFront{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
 	f.mux.Handle("POST /messages", f.guard(http.HandlerFunc(f.serveLegacyPost)))
-	f.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	f.mux.HandleFunc("GET /readyz", f.serveReady)
+	// Health and readiness need no token (probes have none), but they pass
+	// the Host and Origin checks: readiness names the servers, which a page
+	// rebound to a local address must not read.
+	f.mux.Handle("GET /healthz", f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })))
+	f.mux.Handle("GET /readyz", f.checkOrigin(http.HandlerFunc(f.serveReady)))
 	f.mux.Handle("GET /metrics", f.guard(g.MetricsHandler()))
 	f.janitor.Add(1)
 	go f.expireIdle()
 	return f
 }
 
-func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
+func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// Every answer is written within writeTimeout of the request, or of
+	// each message for those that wait or stream (they set their own).
+	// This also clears a deadline an earlier request on the connection set.
+	rc.SetWriteDeadline(time.Now().Add(f.writeTimeout))
+	if r.ContentLength != 0 {
+		// A body that stalls must not hold the connection, whichever
+		// handler runs: net/http reads what a handler left of it before
+		// answering. readBody lifts the deadline once the body is in,
+		// so that an answer streamed later is not cut. (http.Server's
+		// ReadTimeout cannot do this: it would stay on through the stream.)
+		rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
+	}
+	f.mux.ServeHTTP(w, r)
+}
 
-// Close ends every session (their streams end, so http.Server.Shutdown can
-// finish) and waits for them.
-// Every call waits until the sessions are done, whoever started closing
-// (http.Server.Shutdown calls it too).
+// Close shuts the sessions down as stdio's end does: no new sessions or
+// requests are taken; requests in flight get the config's shutdown_grace to
+// finish and are answered on their own POSTs (those still running then get
+// an error carrying their id); then every session and its streams end, so
+// http.Server.Shutdown can finish. Call Close before Shutdown: the listener
+// stays open meanwhile, so that clients can still answer what their
+// requests in flight ask them (sampling, elicitation) or cancel them, and
+// are told 503 rather than refused. Every call waits until the sessions
+// are done, whoever started closing (http.Server.Shutdown calls it too).
 func (f *HTTPFront) Close() {
 	f.mu.Lock()
 	first := !f.closed
 	f.closed = true
-	sessions := f.sessions
-	f.sessions = map[string]*httpSession{}
 	f.mu.Unlock()
 	if first {
 		close(f.stop)
-	}
-	for _, hs := range sessions {
-		hs.stream.end()
+		f.endSessions()
 	}
 	f.serving.Wait()
 	f.janitor.Wait()
 }
 
+// closing reports whether Close has begun.
+func (f *HTTPFront) closing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// errShuttingDown answers a request that comes once Close has begun.
+var errShuttingDown = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: it takes no new requests")
+
 // guard checks what every MCP request must pass: the Host (DNS
 // rebinding), the Origin, and the bearer token.
 func (f *HTTPFront) guard(next http.Handler) http.Handler {
+	return f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// checkOrigin checks the Host (DNS rebinding) and the Origin: what every
+// request must pass, with a token or without.
+func (f *HTTPFront) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !f.hostAllowed(r.Host) {
 			http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
@@ -122,20 +170,18 @@ func (f *HTTPFront) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
 			return
 		}
-		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
-			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// tokenValid checks an Authorization header. The scheme is
+// case-insensitive (RFC 9110, section 11.1): "bearer" is "Bearer".
 func (f *HTTPFront) tokenValid(header string) bool {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
+	token = strings.TrimLeft(token, " ")
 	valid := 0
 	for _, t := range f.cfg.Tokens {
 		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
@@ -143,8 +189,10 @@ func (f *HTTPFront) tokenValid(header string) bool {
 	return valid == 1
 }
 
+// isLoopbackHost reports whether host names this machine. Host names are
+// case-insensitive (RFC 4343): LOCALHOST is localhost.
 func isLoopbackHost(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
@@ -161,7 +209,7 @@ func splitHost(hostport string) string {
 func (f *HTTPFront) hostAllowed(host string) bool {
 	if f.cfg.AllowedHosts == nil {
 		h := splitHost(host)
-		return isLoopbackHost(h) || h == splitHost(f.addr) && h != ""
+		return isLoopbackHost(h) || strings.EqualFold(h, splitHost(f.addr)) && h != ""
 	}
 	for _, a := range f.cfg.AllowedHosts {
 		if strings.EqualFold(a, host) || strings.EqualFold(a, splitHost(host)) {
@@ -202,6 +250,9 @@ func (f *HTTPFront) serveReady(w http.ResponseWriter, r *http.Request) {
 		out.Ready = out.Ready || c || u.isolatedBase() // isolated: started per session, on demand
 		out.Servers = append(out.Servers, server{u.name, c})
 	}
+	if f.closing() {
+		out.Ready = false // draining: send new clients elsewhere
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if !out.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -236,13 +287,12 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessage
 	}
-	// A client sending its body slowly holds a goroutine: bound the read,
-	// then lift the deadline so that an answer streamed later is not cut.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	// The read deadline (set in ServeHTTP) stays on unless the whole body
+	// came in: what is left of a body that stalled or is too large must
+	// not hold the connection while net/http reads it.
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
 		return nil, false
 	}
@@ -257,6 +307,7 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
 		return nil, false
 	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return body, true
 }
 
@@ -275,7 +326,7 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, id, err)
 		return
 	}
-	hs, status, err := f.sessionFor(r, msg)
+	hs, created, status, err := f.sessionFor(r, msg)
 	if err != nil {
 		http.Error(w, err.Error(), status)
 		return
@@ -283,6 +334,16 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 	hs.use(1)
 	defer hs.use(-1)
 	w.Header().Set(headerSession, hs.id)
+	if (batch || msg.IsRequest()) && !created && f.closing() {
+		// Notifications and responses still go in: a request in flight may
+		// wait for the client's answer, or the client may cancel it.
+		id := jsonrpc.ID{}
+		if !batch {
+			id = msg.ID
+		}
+		jsonError(w, http.StatusServiceUnavailable, id, errShuttingDown)
+		return
+	}
 	if batch || !msg.IsRequest() {
 		if batch && hs.protocol != Version20250326 {
 			jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "batches are not supported in this protocol version"))
@@ -304,7 +365,18 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	defer hs.stream.closePost(msg.ID, post)
 	hs.stream.deliver(body)
-	post.respond(w, r)
+	final := post.respond(w, r)
+	if created && !isSuccess(final) {
+		// The client has no session to use, and an unused one would count
+		// against max_sessions until it expired.
+		f.drop(hs)
+	}
+}
+
+// isSuccess reports whether msg is a response with a result.
+func isSuccess(msg []byte) bool {
+	m, err := jsonrpc.Decode(msg)
+	return err == nil && m.Error == nil && m.Result != nil
 }
 
 // serveBatch passes a batch (protocol 2025-03-26) to the session. One with
@@ -344,14 +416,14 @@ func (f *HTTPFront) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpS
 }
 
 // sessionFor finds the session a POST belongs to, or makes one for an
-// initialize. It checks MCP-Protocol-Version on every later request.
-func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSession, int, error) {
+// initialize (created). It checks MCP-Protocol-Version on every later request.
+func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpSession, created bool, status int, err error) {
 	id := r.Header.Get(headerSession)
 	if id == "" {
 		if msg != nil && msg.Method == methodInitialize {
 			hs, err := f.newSession(false)
 			if err != nil {
-				return nil, http.StatusServiceUnavailable, err
+				return nil, false, http.StatusServiceUnavailable, err
 			}
 			var p struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -361,21 +433,22 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (*httpSess
 			if !isSupportedVersion(hs.protocol) {
 				hs.protocol = LatestVersion
 			}
-			return hs, 0, nil
+			return hs, true, 0, nil
 		}
-		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
+		return nil, false, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
 	}
-	return f.lookup(r)
+	hs, status, err = f.lookup(r)
+	return hs, false, status, err
 }
 
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	id := newSessionID()
-	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy), lastUsed: time.Now()}
+	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy, f.g.log, f.writeTimeout), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return nil, errors.New("mcpgate is shutting down")
+		return nil, errors.New("mcpgate is shutting down: it takes no new sessions")
 	}
 	if len(f.sessions) >= f.cfg.MaxSessions {
 		f.mu.Unlock()
@@ -387,7 +460,7 @@ func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	f.mu.Unlock()
 	go func() {
 		defer f.serving.Done()
-		f.g.Serve(context.Background(), hs.stream)
+		f.g.Serve(f.sessionsCtx, hs.stream)
 		f.mu.Lock()
 		delete(f.sessions, hs.id)
 		f.mu.Unlock()
@@ -477,12 +550,18 @@ func (f *HTTPFront) serveDelete(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	f.drop(hs)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// drop ends a session at once: nobody waits for the answers to its
+// requests in flight.
+func (f *HTTPFront) drop(hs *httpSession) {
 	f.mu.Lock()
 	delete(f.sessions, hs.id)
 	f.mu.Unlock()
 	hs.stream.deleted.Store(true)
 	hs.stream.end()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // The legacy HTTP+SSE transport (2024-11-05): GET /sse opens the stream and
@@ -521,6 +600,12 @@ func (f *HTTPFront) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 	body, ok := f.readBody(w, r)
 	if !ok {
 		return
+	}
+	if f.closing() {
+		if m, err := jsonrpc.Decode(body); err == nil && m.IsRequest() {
+			jsonError(w, http.StatusServiceUnavailable, m.ID, errShuttingDown)
+			return
+		}
 	}
 	hs.use(1)
 	defer hs.use(-1)

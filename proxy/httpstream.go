@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -13,28 +14,47 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
+const (
+	// backlogBytes bounds what waits for a session's GET stream while none
+	// is open. Notifications past it are dropped; requests (and, in the
+	// legacy transport, responses) are always kept.
+	backlogBytes = 1 << 20
+	// clientWriteTimeout bounds each write to a client: one message or
+	// event. A client that takes none for this long is not reading, and its
+	// stream or answer is cut off rather than hold the session's queue.
+	clientWriteTimeout = time.Minute
+)
+
 // httpStream is one HTTP session seen as a jsonrpc.Stream: Read returns what
 // the client POSTs; a message related to an open POST goes back on it, and
-// everything else goes on the session's GET stream (held in a bounded
-// backlog while none is open).
+// everything else goes on the session's GET stream (held in a backlog
+// bounded in bytes while none is open).
+//
+// Messages are handed to the handler that writes them one at a time, with
+// nothing buffered in between: the session's sendQueue in front is the one
+// queue, bounded in bytes, and a client that stops reading holds up only it.
 type httpStream struct {
-	id     string // the session's Mcp-Session-Id
-	legacy bool   // HTTP+SSE: everything goes on the GET stream, answers too
+	id           string        // the session's Mcp-Session-Id
+	legacy       bool          // HTTP+SSE: everything goes on the GET stream, answers too
+	log          *slog.Logger  // told once per episode of dropped notifications
+	writeTimeout time.Duration // bounds each write to the client: clientWriteTimeout
 
 	inbox   chan []byte   // messages the client POSTed, for the connection's reader
 	ended   chan struct{} // closed when the session ends
 	endOnce sync.Once
 	deleted atomic.Bool // the client ended the session: its requests are abandoned at once
 
-	mu         sync.Mutex
-	posts      map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
-	batch      *postWaiter                // the open POST of a batch, if any
-	standalone *sseSink                   // the open GET stream, if any
-	backlog    [][]byte                   // for the GET stream while none is open
+	mu           sync.Mutex
+	posts        map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
+	batch        *postWaiter                // the open POST of a batch, if any
+	standalone   *sseSink                   // the open GET stream, if any
+	backlog      [][]byte                   // for the GET stream while none is open
+	backlogBytes int                        // the size of backlog
+	dropping     bool                       // notifications were dropped since the last GET stream opened
 }
 
-func newHTTPStream(id string, legacy bool) *httpStream {
-	return &httpStream{id: id, legacy: legacy, inbox: make(chan []byte), ended: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
+func newHTTPStream(id string, legacy bool, log *slog.Logger, writeTimeout time.Duration) *httpStream {
+	return &httpStream{id: id, legacy: legacy, log: log, writeTimeout: writeTimeout, inbox: make(chan []byte), ended: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
 }
 
 func (st *httpStream) Read() ([]byte, error) {
@@ -54,8 +74,48 @@ func (st *httpStream) deliver(msg []byte) {
 	}
 }
 
-// Write sends a message that belongs to no request: on the GET stream.
+// Write sends a message that belongs to no request (a request to the
+// client, a batch's answer): on the GET stream, or kept for it.
 func (st *httpStream) Write(ctx context.Context, msg []byte) error {
+	return st.toStream(msg, false)
+}
+
+// WriteRelated sends a message on the POST of request related when it is
+// still open (and, before the answer, when the client accepts SSE). An
+// answer whose POST is gone is dropped: a response must not go on the GET
+// stream. Anything else falls back to the GET stream.
+func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
+	return st.writeRelated(msg, related, final, false)
+}
+
+// writeNotification is WriteRelated for a notification (related, if valid,
+// is the request it belongs to): one that must wait for a GET stream is
+// dropped when the backlog is full.
+func (st *httpStream) writeNotification(msg []byte, related jsonrpc.ID) error {
+	return st.writeRelated(msg, related, false, true)
+}
+
+func (st *httpStream) writeRelated(msg []byte, related jsonrpc.ID, final, droppable bool) error {
+	if st.legacy {
+		return st.toStream(msg, droppable)
+	}
+	if related.IsValid() {
+		st.mu.Lock()
+		p := st.posts[related]
+		st.mu.Unlock()
+		if p != nil && p.send(msg, final) {
+			return nil
+		}
+	}
+	if final || msg == nil {
+		return nil
+	}
+	return st.toStream(msg, droppable)
+}
+
+// toStream hands a message to the GET stream's handler, waiting until it
+// takes it; while none is open, the message is kept for the next one.
+func (st *httpStream) toStream(msg []byte, droppable bool) error {
 	st.mu.Lock()
 	if b := st.batch; b != nil && len(msg) > 0 && msg[0] == '[' {
 		st.mu.Unlock()
@@ -64,8 +124,7 @@ func (st *httpStream) Write(ctx context.Context, msg []byte) error {
 	}
 	sink := st.standalone
 	if sink == nil {
-		st.keep(msg)
-		st.mu.Unlock()
+		st.keep(msg, droppable)
 		return nil
 	}
 	st.mu.Unlock()
@@ -73,41 +132,30 @@ func (st *httpStream) Write(ctx context.Context, msg []byte) error {
 	case sink.ch <- msg:
 	case <-sink.done:
 		st.mu.Lock()
-		st.keep(msg)
-		st.mu.Unlock()
+		st.keep(msg, droppable)
 	case <-st.ended:
 		return jsonrpc.ErrClosed
 	}
 	return nil
 }
 
-// keep holds a message for the next GET stream, dropping the oldest past
-// the bound. st.mu held.
-func (st *httpStream) keep(msg []byte) {
-	if len(st.backlog) >= backlogLimit {
-		st.backlog = st.backlog[1:]
+// keep holds a message for the next GET stream; a notification that does
+// not fit in backlogBytes is dropped instead. st.mu is held on entry and
+// released on return (the first drop of an episode is logged after).
+func (st *httpStream) keep(msg []byte, droppable bool) {
+	if droppable && len(st.backlog) > 0 && st.backlogBytes+len(msg) > backlogBytes {
+		first := !st.dropping
+		st.dropping = true
+		kept := st.backlogBytes
+		st.mu.Unlock()
+		if first {
+			st.log.Info("HTTP session has no GET stream open: notifications for it are dropped until one opens", "session", st.id, "kept_bytes", kept)
+		}
+		return
 	}
 	st.backlog = append(st.backlog, msg)
-}
-
-// WriteRelated sends a message on the POST of request related when it is
-// still open (and, before the answer, when the client accepts SSE). An
-// answer whose POST is gone is dropped: a response must not go on the GET
-// stream. Anything else falls back to the GET stream.
-func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
-	if st.legacy {
-		return st.Write(ctx, msg)
-	}
-	st.mu.Lock()
-	p := st.posts[related]
+	st.backlogBytes += len(msg)
 	st.mu.Unlock()
-	if p != nil && p.send(msg, final) {
-		return nil
-	}
-	if final || msg == nil {
-		return nil
-	}
-	return st.Write(ctx, msg)
 }
 
 func (st *httpStream) Close() error {
@@ -125,7 +173,8 @@ func (st *httpStream) end() {
 }
 
 func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
-	p := &postWaiter{st: st, ch: make(chan postMsg, 16), sse: sse, gone: make(chan struct{})}
+	// Unbuffered: each message waits for the POST's handler to take it.
+	p := &postWaiter{st: st, id: id, ch: make(chan postMsg), sse: sse, gone: make(chan struct{})}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, dup := st.posts[id]; dup {
@@ -147,6 +196,7 @@ func (st *httpStream) closePost(id jsonrpc.ID, p *postWaiter) {
 // postWaiter is one open POST waiting for its answer.
 type postWaiter struct {
 	st   *httpStream
+	id   jsonrpc.ID // the request's; invalid for a batch
 	ch   chan postMsg
 	sse  bool          // the client accepts an event stream
 	gone chan struct{} // closed when the POST's handler has returned
@@ -171,43 +221,53 @@ func (p *postWaiter) send(msg []byte, final bool) bool {
 }
 
 // respond writes the POST's answer: plain JSON when the answer comes first,
-// else an event stream carrying what comes before it, then the answer.
-func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
+// else an event stream carrying what comes before it, then the answer. It
+// returns the answer, nil when none was written.
+func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer []byte) {
+	cw := newClientWriter(w, p.st.writeTimeout)
 	streaming := false
+	// write reports whether the POST is done: answered, or cut off.
 	write := func(m postMsg) bool {
 		if m.msg == nil { // cancelled by the client: no answer comes
 			if !streaming {
-				w.WriteHeader(http.StatusAccepted)
+				cw.status(http.StatusAccepted)
 			}
 			return true
 		}
+		if m.final {
+			answer = m.msg
+		}
 		if !streaming && m.final {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(m.msg)
+			cw.json(http.StatusOK, m.msg)
 			return true
 		}
 		if !streaming {
 			streaming = true
-			startSSE(w)
+			if cw.startEvents() != nil {
+				answer = nil
+				return true
+			}
 		}
-		writeSSE(w, "", m.msg)
-		flush(w)
+		if cw.event(m.msg) != nil {
+			answer = nil
+			return true
+		}
 		return m.final
 	}
 	for {
 		select {
 		case m := <-p.ch:
 			if write(m) {
-				return
+				return answer
 			}
 		case <-r.Context().Done():
-			return // the client went away; it may still get its answer no other way
+			return nil // the client went away; it may still get its answer no other way
 		case <-p.st.ended:
 			for { // what was sent before the end still goes out
 				select {
 				case m := <-p.ch:
 					if write(m) {
-						return
+						return answer
 					}
 					continue
 				default:
@@ -215,29 +275,82 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if !streaming {
-				jsonError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, errors.New("the session ended before the answer"))
+				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
 			}
-			return
+			return nil
 		}
 	}
 }
 
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush(w)
+// clientWriter writes to a client's response, each message with its own
+// write deadline, so that a client that stops reading cannot hold the
+// handler, and the session's queue behind it, forever.
+type clientWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
 }
 
-func flush(w http.ResponseWriter) {
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
+func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter {
+	return clientWriter{w, http.NewResponseController(w), timeout}
+}
+
+// write runs fn with the deadline set, then flushes.
+func (cw clientWriter) write(fn func() error) error {
+	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	if err := fn(); err != nil {
+		return err
 	}
+	return cw.rc.Flush()
+}
+
+func (cw clientWriter) status(code int) error {
+	return cw.write(func() error { cw.w.WriteHeader(code); return nil })
+}
+
+func (cw clientWriter) json(code int, msg []byte) error {
+	return cw.write(func() error {
+		cw.w.Header().Set("Content-Type", "application/json")
+		cw.w.WriteHeader(code)
+		_, err := cw.w.Write(msg)
+		return err
+	})
+}
+
+func (cw clientWriter) startEvents() error {
+	return cw.write(func() error {
+		cw.w.Header().Set("Content-Type", "text/event-stream")
+		cw.w.Header().Set("Cache-Control", "no-cache")
+		cw.w.WriteHeader(http.StatusOK)
+		return nil
+	})
+}
+
+func (cw clientWriter) event(msg []byte) error {
+	return cw.write(func() error { return writeSSE(cw.w, "", msg) })
+}
+
+func (cw clientWriter) comment(text string) error {
+	return cw.write(func() error {
+		_, err := fmt.Fprintf(cw.w, ": %s\n\n", text)
+		return err
+	})
+}
+
+func (cw clientWriter) raw(fn func(io.Writer) error) error {
+	return cw.write(func() error { return fn(cw.w) })
+}
+
+// streamOpen reports whether the session's GET stream is open.
+func (st *httpStream) streamOpen() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.standalone != nil
 }
 
 // sseSink is an open GET stream.
 type sseSink struct {
-	ch   chan []byte
+	ch   chan []byte   // unbuffered: each message waits for the handler to take it
 	done chan struct{} // closed when the GET's handler has returned
 }
 
@@ -245,11 +358,11 @@ type sseSink struct {
 // proxies between mcpgate and the client do not cut it.
 const keepAlive = 25 * time.Second
 
-// serveStandalone serves the session's GET stream until the client leaves
-// or the session ends. preamble, if not nil, writes first (the legacy
-// endpoint event).
+// serveStandalone serves the session's GET stream until the client leaves,
+// stops reading, or the session ends. preamble, if not nil, writes first
+// (the legacy endpoint event).
 func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, preamble func(io.Writer) error) {
-	sink := &sseSink{ch: make(chan []byte, 64), done: make(chan struct{})}
+	sink := &sseSink{ch: make(chan []byte), done: make(chan struct{})}
 	st.mu.Lock()
 	if st.standalone != nil {
 		st.mu.Unlock()
@@ -258,7 +371,7 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 	}
 	st.standalone = sink
 	backlog := st.backlog
-	st.backlog = nil
+	st.backlog, st.backlogBytes, st.dropping = nil, 0, false
 	st.mu.Unlock()
 	defer func() {
 		st.mu.Lock()
@@ -268,46 +381,35 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 		st.mu.Unlock()
 		close(sink.done)
 	}()
-	startSSE(w)
-	if preamble != nil {
-		if err := preamble(w); err != nil {
+	cw := newClientWriter(w, st.writeTimeout)
+	if cw.startEvents() != nil {
+		return
+	}
+	if preamble != nil && cw.raw(preamble) != nil {
+		return
+	}
+	for i, m := range backlog {
+		backlog[i] = nil // let what went out go
+		if cw.event(m) != nil {
 			return
 		}
-		flush(w)
 	}
-	for _, m := range backlog {
-		if writeSSE(w, "", m) != nil {
-			return
-		}
-	}
-	flush(w)
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
 		select {
 		case m := <-sink.ch:
-			if writeSSE(w, "", m) != nil {
+			if cw.event(m) != nil {
 				return
 			}
-			flush(w)
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if cw.comment("keep-alive") != nil {
 				return
 			}
-			flush(w)
 		case <-r.Context().Done():
 			return
 		case <-st.ended:
-			for {
-				select {
-				case m := <-sink.ch:
-					writeSSE(w, "", m)
-					continue
-				default:
-				}
-				flush(w)
-				return
-			}
+			return
 		}
 	}
 }

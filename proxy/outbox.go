@@ -57,10 +57,18 @@ func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, on
 
 // queued is one message waiting, with the request it belongs to, if any.
 type queued struct {
-	msg     []byte
-	related jsonrpc.ID
-	final   bool
-	once    bool // coalesced: counted in outbox.once
+	msg          []byte
+	related      jsonrpc.ID
+	final        bool
+	once         bool // coalesced: counted in outbox.once
+	notification bool // offered: the stream may drop it too
+}
+
+// notificationWriter is a stream that may drop a notification it has no
+// room for (an HTTP session keeping messages for a GET stream not open),
+// where a request or response must wait.
+type notificationWriter interface {
+	writeNotification(msg []byte, related jsonrpc.ID) error
 }
 
 // Write queues a request or notification, waiting within ctx for room.
@@ -107,7 +115,7 @@ func (q *outbox) full(n int) bool { return len(q.msgs) > 0 && q.bytes+n > q.limi
 func (q *outbox) offer(msg []byte, related jsonrpc.ID) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.offerLocked(queued{msg: msg, related: related})
+	q.offerLocked(queued{msg: msg, related: related, notification: true})
 }
 
 // offerOnce is offer for a notification that says a state changed
@@ -119,7 +127,7 @@ func (q *outbox) offerOnce(msg []byte) {
 	if q.once[string(msg)] > 0 {
 		return
 	}
-	if q.offerLocked(queued{msg: msg, once: true}) {
+	if q.offerLocked(queued{msg: msg, once: true, notification: true}) {
 		if q.once == nil {
 			q.once = map[string]int{}
 		}
@@ -182,9 +190,14 @@ func (q *outbox) drain() {
 		}
 		q.mu.Unlock()
 		var err error
-		if rw, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+		nw, dropper := q.Stream.(notificationWriter)
+		rw, related := q.Stream.(jsonrpc.RelatedWriter)
+		switch {
+		case m.notification && dropper:
+			err = nw.writeNotification(m.msg, m.related)
+		case related && m.related.IsValid():
 			err = rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
-		} else if m.msg != nil {
+		case m.msg != nil:
 			err = q.Stream.Write(context.Background(), m.msg)
 		}
 		q.mu.Lock()

@@ -1,0 +1,146 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+)
+
+// newTestFront serves an HTTP front for a gateway whose one upstream is
+// never started: enough for what the front does before a request reaches
+// the gateway.
+func newTestFront(t *testing.T, opts Options, tune func(*HTTPFront)) (*HTTPFront, *httptest.Server) {
+	t.Helper()
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	g, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	front := NewHTTPFront(g, cfg.HTTP, ts.Listener.Addr().String())
+	if tune != nil {
+		tune(front)
+	}
+	ts.Config.Handler = front
+	ts.Start()
+	t.Cleanup(func() {
+		ts.CloseClientConnections() // a connection the test left stuck must not hang Close
+		ts.Close()
+		front.Close()
+		g.Close()
+	})
+	return front, ts
+}
+
+// A request whose body stalls after the headers is answered and its
+// connection closed once the body deadline passes, whatever the path: the
+// server must not go on waiting for the rest of the body (issue 8, item 15).
+func TestBodyStallClosesConnection(t *testing.T) {
+	_, ts := newTestFront(t, Options{}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
+	for _, target := range []string{"POST /mcp", "POST /messages?sessionId=none", "DELETE /mcp", "GET /healthz"} {
+		t.Run(target, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, target+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+			// A generous limit for the event (the server closing the
+			// connection); the body deadline itself is short.
+			conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+				t.Fatalf("the connection was not closed after the answer (%s): %v", resp.Status, err)
+			}
+		})
+	}
+}
+
+// A body that came in whole lifts the deadline: an answer that comes later
+// than it is still delivered.
+func TestBodyDeadlineLiftedForTheAnswer(t *testing.T) {
+	// initialize waits StartupWait for the upstreams, which never start.
+	_, ts := newTestFront(t, Options{StartupWait: 300 * time.Millisecond}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"protocolVersion"`) {
+		t.Fatalf("got %s %s, want the initialize result", resp.Status, got)
+	}
+}
+
+// initialize opens a session on ts and returns its id.
+func initialize(t *testing.T, ts *httptest.Server) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get(headerSession)
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, id)
+	}
+	return id
+}
+
+// A GET stream that the client stops reading ends at the write deadline,
+// and what the session sends next is kept for the next stream instead of
+// waiting forever (issue 8, item 7).
+func TestUnreadStreamEnds(t *testing.T) {
+	front, ts := newTestFront(t, Options{StartupWait: time.Millisecond}, func(f *HTTPFront) { f.writeTimeout = 100 * time.Millisecond })
+	id := initialize(t, ts)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: "+id+"\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	// From here on the client reads nothing.
+	front.mu.Lock()
+	st := front.sessions[id].stream
+	front.mu.Unlock()
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for st.streamOpen() {
+			if st.Write(context.Background(), msg) != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second): // a generous limit for the event
+		t.Fatal("the stream nobody reads is still open")
+	}
+}
