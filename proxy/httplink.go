@@ -62,17 +62,18 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 	if maxMessage <= 0 {
 		maxMessage = jsonrpc.DefaultMaxMessage
 	}
-	return &httpLink{
+	l := &httpLink{
 		name: s.Name, url: s.URL, shown: redactURL(s.URL), headers: s.Headers, max: maxMessage, version: version, log: log,
-		// No overall timeout: event streams are long-lived. Requests are
-		// bounded by the gateway's per-request deadlines instead.
-		client: &http.Client{},
-		ctx:    ctx, cancel: cancel,
+		ctx: ctx, cancel: cancel,
 		inbox:      make(chan []byte, 64),
 		streamKick: make(chan struct{}, 1),
 		goneCh:     make(chan struct{}),
 		legacy:     s.Type == config.TypeSSE,
 	}
+	// No overall timeout: event streams are long-lived. Requests are
+	// bounded by the gateway's per-request deadlines instead.
+	l.client = &http.Client{CheckRedirect: l.checkRedirect}
+	return l
 }
 
 func (l *httpLink) Read() ([]byte, error) {
@@ -609,8 +610,14 @@ func (l *httpLink) runLegacyStream(up chan struct{}) {
 				fail(fmt.Sprintf("bad endpoint %q: %v", ev.Data, err))
 				return
 			}
+			endpoint := base.ResolveReference(ref)
+			if !sameOrigin(endpoint, base) {
+				// Every POST would carry the configured headers there.
+				fail(fmt.Sprintf("its HTTP+SSE stream named an endpoint on another origin (%s), which mcpgate refuses: the configured headers go only to %s (the server must announce an endpoint on its own origin)", redactURL(endpoint.String()), origin(base)))
+				return
+			}
 			l.mu.Lock()
-			l.endpoint = base.ResolveReference(ref).String()
+			l.endpoint = endpoint.String()
 			l.mu.Unlock()
 			announced = true
 			close(up)
