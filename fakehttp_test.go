@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,9 @@ import (
 //	fakeupstream -http URLFILE SPEC.json
 //
 // It listens on a free loopback port and writes its URL to URLFILE. Tools
-// may use text, wait_for_file and ask; nothing else.
+// may use text, wait_for_file and ask; nothing else. The spec's "http"
+// object changes how it serves (fakeHTTPOptions); its "log" gets every
+// message POSTed and a line for every GET.
 func fakeHTTPMain(urlFile, specFile string) int {
 	data, err := os.ReadFile(specFile)
 	if err != nil {
@@ -35,7 +38,7 @@ func fakeHTTPMain(urlFile, specFile string) int {
 		return 2
 	}
 	f := &fake{spec: spec, listed: make(chan struct{}, 1), asked: make(chan struct{})}
-	h := &fakeHTTP{f: f, waiting: map[jsonrpc.ID]chan json.RawMessage{}}
+	h := &fakeHTTP{f: f, waiting: map[jsonrpc.ID]chan json.RawMessage{}, streams: map[int]*fakeStream{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
@@ -49,20 +52,91 @@ func fakeHTTPMain(urlFile, specFile string) int {
 	return 0
 }
 
+// fakeHTTPOptions shape how fakeupstream -http serves.
+type fakeHTTPOptions struct {
+	// Resumable: a tool call's event stream is one event per connection, as
+	// a server that polls serves it: the POST gets a priming event (an id,
+	// and retry_ms) and is closed; each GET with Last-Event-ID gets the next
+	// event of that stream (a request to the client, the answer) and is
+	// closed.
+	Resumable bool `json:"resumable"`
+	RetryMS   int  `json:"retry_ms"`
+	// StandaloneAsks: requests to the client go on the GET stream, tied to
+	// no request (as a TypeScript SDK server's server.request does), and
+	// are dropped while no GET stream is open, as that SDK drops them.
+	StandaloneAsks bool `json:"standalone_asks"`
+	// HoldInitialized: answer notifications/initialized only once this
+	// file exists (a slow answer; the server has read it).
+	HoldInitialized string `json:"hold_initialized"`
+}
+
 type fakeHTTP struct {
 	f *fake
 
-	mu      sync.Mutex
-	nextID  int64
-	waiting map[jsonrpc.ID]chan json.RawMessage // our requests to the client, by id
+	mu         sync.Mutex
+	nextID     int64
+	waiting    map[jsonrpc.ID]chan json.RawMessage // our requests to the client, by id
+	streams    map[int]*fakeStream                 // resumable tool call streams, by number
+	standalone chan []byte                         // the open GET stream's queue; nil when none is open
+}
+
+// fakeStream is the events of one resumable tool call stream, in order.
+type fakeStream struct {
+	mu     sync.Mutex
+	events [][]byte
+	more   chan struct{} // closed and replaced when an event is added
+}
+
+func (s *fakeStream) add(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, msg)
+	close(s.more)
+	s.more = make(chan struct{})
+}
+
+// event returns event n (1-based), waiting for it.
+func (s *fakeStream) event(n int, done <-chan struct{}) ([]byte, bool) {
+	for {
+		s.mu.Lock()
+		if n <= len(s.events) {
+			ev := s.events[n-1]
+			s.mu.Unlock()
+			return ev, true
+		}
+		more := s.more
+		s.mu.Unlock()
+		select {
+		case <-more:
+		case <-done:
+			return nil, false
+		}
+	}
+}
+
+func (h *fakeHTTP) log(line string) {
+	if h.f.spec.Log == "" {
+		return
+	}
+	h.f.logMu.Lock()
+	defer h.f.logMu.Unlock()
+	if lf, err := os.OpenFile(h.f.spec.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+		fmt.Fprintln(lf, line)
+		lf.Close()
+	}
 }
 
 func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		h.serveGet(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	h.log(string(body))
 	msg, err := jsonrpc.Decode(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -83,8 +157,22 @@ func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ch <- res
 		}
 		w.WriteHeader(http.StatusAccepted)
+	case msg.Method == "notifications/initialized" && h.f.spec.HTTP.HoldInitialized != "":
+		for {
+			if _, err := os.Stat(h.f.spec.HTTP.HoldInitialized); err == nil {
+				break
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(5 * time.Millisecond): // polling a file for an event
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
 	case msg.IsNotification():
 		w.WriteHeader(http.StatusAccepted)
+	case msg.Method == "tools/call" && h.f.spec.HTTP.Resumable:
+		h.callToolResumable(w, msg)
 	case msg.Method == "tools/call":
 		h.callTool(w, r, msg)
 	default:
@@ -98,30 +186,105 @@ func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// callTool answers on an event stream, so that a request to the client can
-// come first on the same stream.
-func (h *fakeHTTP) callTool(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+// serveGet serves a GET: with Last-Event-ID, the next event of a resumable
+// stream; without, the stream for requests tied to no request, where the
+// spec asks for one (405 otherwise).
+func (h *fakeHTTP) serveGet(w http.ResponseWriter, r *http.Request) {
+	last := r.Header.Get("Last-Event-ID")
+	h.log("GET Last-Event-ID: " + last)
+	if last != "" {
+		h.resumeStream(w, r, last)
+		return
 	}
-	json.Unmarshal(msg.Params, &p)
-	var do fakeBehaviour
+	if !h.f.spec.HTTP.StandaloneAsks {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	queue := make(chan []byte, 16)
+	h.mu.Lock()
+	h.standalone = queue
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.standalone == queue {
+			h.standalone = nil
+		}
+		h.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case msg := <-queue:
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// sendStandalone sends msg on the GET stream, and reports false (the
+// message is dropped) when none is open.
+func (h *fakeHTTP) sendStandalone(msg []byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.standalone == nil {
+		return false
+	}
+	select {
+	case h.standalone <- msg:
+		return true
+	default:
+		return false
+	}
+}
+
+// resumeStream answers a GET with Last-Event-ID "N-K": event K+1 of stream
+// N, once there is one, and then closes the connection.
+func (h *fakeHTTP) resumeStream(w http.ResponseWriter, r *http.Request, last string) {
+	num, seq, _ := strings.Cut(last, "-")
+	n, err1 := strconv.Atoi(num)
+	k, err2 := strconv.Atoi(seq)
+	h.mu.Lock()
+	s := h.streams[n]
+	h.mu.Unlock()
+	if err1 != nil || err2 != nil || s == nil {
+		http.Error(w, "unknown event id", http.StatusNotFound)
+		return
+	}
+	ev, ok := s.event(k+1, r.Context().Done())
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "id: %d-%d\nevent: message\ndata: %s\n\n", n, k+1, ev)
+}
+
+// toolBehaviour finds what calling a tool does.
+func (h *fakeHTTP) toolBehaviour(name string) fakeBehaviour {
 	for _, t := range h.f.spec.Tools {
 		var named struct {
 			Name string `json:"name"`
 		}
 		json.Unmarshal(t.Raw, &named)
-		if named.Name == p.Name {
-			do = t.Do
+		if named.Name == name {
+			return t.Do
 		}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	send := func(m *jsonrpc.Message) {
-		fmt.Fprintf(w, "event: message\ndata: %s\n\n", m.Encode())
-		w.(http.Flusher).Flush()
+	return fakeBehaviour{}
+}
+
+// runTool does what a tool call does: send holds the request to the
+// client (ask) and the answer, in order; done ends the wait for the client.
+func (h *fakeHTTP) runTool(msg *jsonrpc.Message, send func(*jsonrpc.Message), done <-chan struct{}) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
+	json.Unmarshal(msg.Params, &p)
+	do := h.toolBehaviour(p.Name)
 	if do.WaitForFile != "" {
 		for {
 			if _, err := os.Stat(do.WaitForFile); err == nil {
@@ -138,11 +301,16 @@ func (h *fakeHTTP) callTool(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		ch := make(chan json.RawMessage, 1)
 		h.waiting[id] = ch
 		h.mu.Unlock()
-		send(&jsonrpc.Message{ID: id, Method: do.Ask.Method, Params: do.Ask.Params})
+		ask := &jsonrpc.Message{ID: id, Method: do.Ask.Method, Params: do.Ask.Params}
+		if !h.f.spec.HTTP.StandaloneAsks {
+			send(ask)
+		} else if !h.sendStandalone(ask.Encode()) {
+			h.log("dropped " + do.Ask.Method + ": no GET stream open")
+		}
 		select {
 		case res := <-ch:
 			text = "client answered: " + string(res)
-		case <-r.Context().Done():
+		case <-done:
 			return
 		case <-time.After(20 * time.Second):
 			text = "no answer from the client"
@@ -153,4 +321,30 @@ func (h *fakeHTTP) callTool(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	}
 	res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}})
 	send(&jsonrpc.Message{ID: msg.ID, Result: res})
+}
+
+// callTool answers on an event stream, so that a request to the client can
+// come first on the same stream.
+func (h *fakeHTTP) callTool(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	h.runTool(msg, func(m *jsonrpc.Message) {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", m.Encode())
+		w.(http.Flusher).Flush()
+	}, r.Context().Done())
+}
+
+// callToolResumable opens the call's stream with a priming event and
+// closes the connection; the tool runs on, its events kept for GETs with
+// Last-Event-ID.
+func (h *fakeHTTP) callToolResumable(w http.ResponseWriter, msg *jsonrpc.Message) {
+	s := &fakeStream{more: make(chan struct{})}
+	h.mu.Lock()
+	n := len(h.streams) + 1
+	h.streams[n] = s
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "id: %d-0\nretry: %d\ndata: \n\n", n, h.f.spec.HTTP.RetryMS)
+	go h.runTool(msg, func(m *jsonrpc.Message) { s.add(m.Encode()) }, make(chan struct{}))
 }

@@ -42,6 +42,7 @@ type fakeSpec struct {
 	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
 	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
 	StartsLog    string            `json:"starts_log"`           // append a line here each time the server starts
+	HTTP         fakeHTTPOptions   `json:"http"`                 // how -http serves (fakehttp_test.go)
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
@@ -51,7 +52,10 @@ type httpLink struct {
 	legacyUp   chan struct{}   // closed once the legacy stream announced its endpoint
 	getOpen    bool
 	lastErr    string
-	related    map[jsonrpc.ID]jsonrpc.ID // a server request → our request on whose answer stream it came
+	related    map[jsonrpc.ID]jsonrpc.ID         // a server request → our request on whose answer stream it came
+	inflight   map[jsonrpc.ID]context.CancelFunc // our requests still awaiting an answer; ends each one's HTTP work
+	streamUp   chan struct{}                     // closed once messages may go: see awaitStream
+	streamSet  bool                              // streamUp is closed
 	reinits    atomic.Int64
 	onReinit   func()        // told after a new session replaced a forgotten one
 	streamKick chan struct{} // 1-buffered: the GET stream should reconnect now (a new session)
@@ -62,17 +66,20 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 	if maxMessage <= 0 {
 		maxMessage = jsonrpc.DefaultMaxMessage
 	}
-	return &httpLink{
+	l := &httpLink{
 		name: s.Name, url: s.URL, shown: redactURL(s.URL), headers: s.Headers, max: maxMessage, version: version, log: log,
-		// No overall timeout: event streams are long-lived. Requests are
-		// bounded by the gateway's per-request deadlines instead.
-		client: &http.Client{},
-		ctx:    ctx, cancel: cancel,
+		ctx: ctx, cancel: cancel,
 		inbox:      make(chan []byte, 64),
 		streamKick: make(chan struct{}, 1),
+		streamUp:   make(chan struct{}),
 		goneCh:     make(chan struct{}),
 		legacy:     s.Type == config.TypeSSE,
+		inflight:   map[jsonrpc.ID]context.CancelFunc{},
 	}
+	// No overall timeout: event streams are long-lived. Requests are
+	// bounded by the gateway's per-request deadlines instead (see Write).
+	l.client = &http.Client{CheckRedirect: l.checkRedirect}
+	return l
 }
 
 func (l *httpLink) Read() ([]byte, error) {
@@ -87,7 +94,7 @@ func (l *httpLink) Read() ([]byte, error) {
 // Write sends one message in its own POST and returns at once: a POST
 // answered only when a long tool finishes must not hold up the caller,
 // whose deadline covers the wait for the answer instead.
-func (l *httpLink) Write(ctx context.Context, msg []byte) error {
+func (l *httpLink) Write(_ context.Context, msg []byte) error {
 	if l.ctx.Err() != nil {
 		return jsonrpc.ErrClosed
 	}
@@ -102,17 +109,59 @@ func (l *httpLink) Write(ctx context.Context, msg []byte) error {
 	if m.IsResponse() {
 		delete(l.related, m.ID) // answered: the server's request is done
 	}
+	if m.Method == notifyCancelled {
+		l.endRequestLocked(cancelledID(m.Params))
+	}
 	if l.ctx.Err() != nil {
 		l.mu.Unlock()
 		return jsonrpc.ErrClosed
+	}
+	// A request's HTTP work (its POST, its stream, resuming it) ends when the
+	// gateway gives up on it: it then sends notifications/cancelled, which
+	// ends this context; so does its answer coming on another stream.
+	ctx := l.ctx
+	if m.IsRequest() {
+		ctx, l.inflight[m.ID] = context.WithCancel(l.ctx)
 	}
 	l.work.Add(1) // under l.mu: ordered before stop's Wait (see end)
 	l.mu.Unlock()
 	go func() {
 		defer l.work.Done()
-		l.send(msg, m, true)
+		defer l.endRequest(m.ID, m.IsRequest())
+		if m.Method != methodInitialize && m.Method != notifyInitialized && !m.IsResponse() {
+			l.awaitStream(ctx)
+		}
+		l.send(ctx, msg, m, true)
 	}()
 	return nil
+}
+
+// endRequest forgets a request of ours whose HTTP work is over.
+func (l *httpLink) endRequest(id jsonrpc.ID, isRequest bool) {
+	if !isRequest {
+		return
+	}
+	l.mu.Lock()
+	l.endRequestLocked(id)
+	l.mu.Unlock()
+}
+
+// endRequestLocked ends the HTTP work of our request id, if it has any.
+// l.mu held.
+func (l *httpLink) endRequestLocked(id jsonrpc.ID) {
+	if done, ok := l.inflight[id]; ok {
+		done()
+		delete(l.inflight, id)
+	}
+}
+
+// cancelledID reads the request id from notifications/cancelled params.
+func cancelledID(params json.RawMessage) jsonrpc.ID {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	json.Unmarshal(params, &p)
+	return p.RequestID
 }
 
 func (l *httpLink) Close() error {
@@ -209,17 +258,30 @@ func (l *httpLink) setHeaders(req *http.Request, session string) {
 }
 
 // send POSTs one message and routes the answer. retry allows one new
-// session when the server says it no longer knows ours.
-func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
+// session when the server says it no longer knows ours. ctx ends the
+// message's HTTP work.
+func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, retry bool) {
 	l.mu.Lock()
 	legacy := l.legacy
 	session := l.session
 	l.mu.Unlock()
 	if legacy {
-		l.sendLegacy(msg, m)
+		l.sendLegacy(ctx, msg, m)
 		return
 	}
-	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, l.url, bytes.NewReader(msg))
+	if m.Method == notifyInitialized {
+		// The GET stream opens as soon as the server has read initialized,
+		// not once it answered: requests wait for that stream (awaitStream),
+		// and a slow 202 must not hold them up.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(w httptrace.WroteRequestInfo) {
+				if w.Err == nil {
+					l.openStream()
+				}
+			},
+		})
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
 	if err != nil {
 		l.failRequest(m, "%v", err)
 		return
@@ -229,7 +291,7 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := l.client.Do(req)
 	if err != nil {
-		if l.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		// Unreachable: the link ends, so this request and every other one
@@ -252,7 +314,7 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 			l.openStream()
 		}
 	case resp.StatusCode == http.StatusOK:
-		l.readAnswer(resp, m)
+		l.readAnswer(ctx, resp, m)
 	case resp.StatusCode == http.StatusNotFound && session != "" && m.Method != methodInitialize && retry:
 		// The server restarted or expired our session: start a new one and
 		// try once more, so the client's own session goes on.
@@ -260,14 +322,14 @@ func (l *httpLink) send(msg []byte, m *jsonrpc.Message, retry bool) {
 			l.failRequest(m, "its session expired and a new one could not be started: %v", err)
 			return
 		}
-		l.send(msg, m, false)
+		l.send(ctx, msg, m, false)
 	case m.Method == methodInitialize && (resp.StatusCode == 400 || resp.StatusCode == 404 || resp.StatusCode == 405) && !isJSONRPC(resp):
 		// A server of the older HTTP+SSE transport: it has no POST here.
 		l.log.Info("upstream does not take Streamable HTTP; trying the older HTTP+SSE transport", "status", resp.StatusCode)
 		l.mu.Lock()
 		l.legacy = true
 		l.mu.Unlock()
-		l.sendLegacy(msg, m)
+		l.sendLegacy(ctx, msg, m)
 	default:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		l.failRequest(m, "HTTP %s: %s", resp.Status, bytes.TrimSpace(body))
@@ -302,7 +364,7 @@ func isJSONRPC(resp *http.Response) bool {
 
 // readAnswer routes a POST's 200 answer: one JSON message, or an event
 // stream of messages ending with the answer.
-func (l *httpLink) readAnswer(resp *http.Response, m *jsonrpc.Message) {
+func (l *httpLink) readAnswer(ctx context.Context, resp *http.Response, m *jsonrpc.Message) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
@@ -314,19 +376,42 @@ func (l *httpLink) readAnswer(resp *http.Response, m *jsonrpc.Message) {
 		l.noteProtocol(m, body)
 		l.push(body)
 	case "text/event-stream":
-		answered := l.readEvents(resp.Body, m)
-		if !answered && m.IsRequest() && l.ctx.Err() == nil {
+		pos := streamPos{retry: -1}
+		if l.readEvents(resp.Body, m, &pos, false) || !m.IsRequest() || ctx.Err() != nil {
+			return
+		}
+		if pos.lastID == "" {
 			l.failRequest(m, "its event stream for %s ended without an answer", m.Method)
+			return
+		}
+		// The server closed the connection, not the stream: the answer is
+		// to be had by resuming the stream.
+		if why := l.resume(ctx, m, &pos); why != "" && ctx.Err() == nil {
+			l.failRequest(m, "its event stream for %s ended without an answer, and resuming it failed: %s", m.Method, why)
 		}
 	default:
 		l.failRequest(m, "unexpected Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 }
 
+// streamPos is how far a client got in one event stream, as the SSE
+// standard keeps it across reconnections: the last event id and the
+// reconnection time the server set.
+type streamPos struct {
+	lastID string
+	retry  int // ms; -1 when the server set none
+	events int // events read, in all
+}
+
 // readEvents passes every message event of a stream on, and reports whether
-// the answer to m was among them.
-func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message) bool {
+// the answer to m was among them. pos is where the stream stands; it is
+// read first (a resumed stream goes on from it) and kept up to date.
+// stopAtAnswer ends the reading at the answer, for a resumed stream the
+// server may leave open.
+func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message, pos *streamPos, stopAtAnswer bool) bool {
 	sr := newSSEReader(body, l.max)
+	sr.lastID, sr.retry = pos.lastID, pos.retry
+	defer func() { pos.lastID, pos.retry = sr.lastID, sr.retry }()
 	answered := false
 	for {
 		ev, err := sr.Next()
@@ -337,21 +422,34 @@ func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message) bool {
 		if err != nil {
 			return answered
 		}
+		pos.events++
 		if ev.Type != "message" || len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue
 		}
-		if m != nil && m.IsRequest() {
-			if d, err := jsonrpc.Decode(ev.Data); err == nil {
-				switch {
-				case d.IsResponse() && d.ID == m.ID:
-					answered = true
-					l.noteProtocol(m, ev.Data)
-				case d.IsRequest():
-					l.relate(d.ID, m.ID)
-				}
+		d, err := jsonrpc.Decode(ev.Data)
+		isAnswer := false
+		if err == nil {
+			switch {
+			case d.IsResponse() && m != nil && m.IsRequest() && d.ID == m.ID:
+				isAnswer = true
+				l.noteProtocol(m, ev.Data)
+			case d.IsResponse():
+				// Answered elsewhere (a server may resume one stream on
+				// another): the request's own stream need not be waited for.
+				l.mu.Lock()
+				l.endRequestLocked(d.ID)
+				l.mu.Unlock()
+			case d.IsRequest() && m != nil && m.IsRequest():
+				l.relate(d.ID, m.ID)
 			}
 		}
 		l.push(ev.Data)
+		if isAnswer {
+			answered = true
+			if stopAtAnswer {
+				return true
+			}
+		}
 	}
 }
 
@@ -397,7 +495,9 @@ func (l *httpLink) noteProtocol(m *jsonrpc.Message, answer []byte) {
 }
 
 // openStream opens the GET stream for what the server sends on its own, if
-// it offers one (405 means it does not), and keeps it open.
+// it offers one (405 means it does not), and keeps it open: when the server
+// closes it, it is reopened after the server's retry time (else with
+// backoff), from the last event id seen.
 func (l *httpLink) openStream() {
 	l.mu.Lock()
 	if l.getOpen {
@@ -413,33 +513,93 @@ func (l *httpLink) openStream() {
 	l.mu.Unlock()
 	go func() {
 		defer l.work.Done()
+		defer l.openGate() // no stream to wait for
+		pos, posSession := streamPos{retry: -1}, ""
 		for failures := 0; l.ctx.Err() == nil; {
 			l.mu.Lock()
 			session := l.session
 			l.mu.Unlock()
+			if session != posSession { // event ids belong to a session
+				pos, posSession = streamPos{retry: -1}, session
+			}
 			req, _ := http.NewRequestWithContext(l.ctx, http.MethodGet, l.url, nil)
 			l.setHeaders(req, session)
 			req.Header.Set("Accept", "text/event-stream")
+			if pos.lastID != "" {
+				req.Header.Set(headerLastEventID, pos.lastID)
+			}
 			resp, err := l.client.Do(req)
+			l.openGate() // open, refused or failed: waiting longer brings nothing
+			wait := time.Duration(-1)
 			if err == nil {
 				if resp.StatusCode == http.StatusMethodNotAllowed {
 					resp.Body.Close()
 					return // no stream offered
 				}
 				if resp.StatusCode == http.StatusOK {
-					failures = 0
-					l.readEvents(resp.Body, nil)
+					before := pos.events
+					l.readEvents(resp.Body, nil, &pos, false)
+					if pos.events > before { // a stream that brings nothing is a failure
+						failures = 0
+						wait = retryWait(pos)
+					}
 				}
 				resp.Body.Close()
 			}
-			failures++
+			if wait < 0 {
+				failures++
+				wait = max(retryWait(pos), backoff(min(failures, 5), 30*time.Second))
+			}
 			select {
-			case <-time.After(backoff(min(failures, 5), 30*time.Second)):
+			case <-time.After(wait):
 			case <-l.streamKick:
 			case <-l.ctx.Done():
 			}
 		}
 	}()
+}
+
+// streamOpenWait bounds how long messages wait for the GET stream to open.
+const streamOpenWait = 5 * time.Second
+
+// awaitStream waits (bounded by ctx and streamOpenWait) until the server has
+// answered the GET for its stream. A server sends requests that it ties to
+// no request of ours on that stream, elicitation during a tool call among
+// them, and drops them while none is open (the TypeScript SDK does): a
+// request sent before the stream is open could lose the very request it
+// causes. The handshake itself does not wait: the stream opens after it.
+func (l *httpLink) awaitStream(ctx context.Context) {
+	l.mu.Lock()
+	up := l.streamUp
+	l.mu.Unlock()
+	select {
+	case <-up:
+		return
+	default:
+	}
+	timer := time.NewTimer(streamOpenWait)
+	defer timer.Stop()
+	select {
+	case <-up:
+	case <-ctx.Done():
+	case <-timer.C:
+		if l.openGate() {
+			l.log.Warn("upstream did not answer the GET for its event stream in time; sending anyway, and what it sends on its own before the stream opens may be lost", "waited", streamOpenWait)
+		}
+	}
+}
+
+// openGate lets messages go (see awaitStream), and reports whether they
+// were still waiting.
+func (l *httpLink) openGate() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streamSet {
+		return false
+	}
+	l.streamSet = true
+	close(l.streamUp)
+	return true
 }
 
 // reinitialize starts a new session after the server forgot old: the same
@@ -502,14 +662,19 @@ func (l *httpLink) reinitialize(old string) error {
 // The older HTTP+SSE transport: GET the URL for an event stream whose first
 // event names the endpoint to POST to; every answer comes on the stream.
 
-func (l *httpLink) sendLegacy(msg []byte, m *jsonrpc.Message) {
+func (l *httpLink) sendLegacy(ctx context.Context, msg []byte, m *jsonrpc.Message) {
+	if m.Method == notifyInitialized {
+		// The stream is open since before initialize; what waits for it
+		// waits for initialized to arrive first.
+		defer l.openGate()
+	}
 	endpoint, err := l.legacyEndpoint()
 	if err != nil {
 		l.failRequest(m, "%v", err)
 		l.markGone(err.Error())
 		return
 	}
-	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, endpoint, bytes.NewReader(msg))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(msg))
 	if err != nil {
 		l.failRequest(m, "%v", err)
 		return
@@ -518,7 +683,7 @@ func (l *httpLink) sendLegacy(msg []byte, m *jsonrpc.Message) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := l.client.Do(req)
 	if err != nil {
-		if l.ctx.Err() == nil {
+		if ctx.Err() == nil {
 			l.failRequest(m, "POST %s: %v", redactURL(endpoint), unwrapURLError(err))
 		}
 		return
@@ -609,8 +774,14 @@ func (l *httpLink) runLegacyStream(up chan struct{}) {
 				fail(fmt.Sprintf("bad endpoint %q: %v", ev.Data, err))
 				return
 			}
+			endpoint := base.ResolveReference(ref)
+			if !sameOrigin(endpoint, base) {
+				// Every POST would carry the configured headers there.
+				fail(fmt.Sprintf("its HTTP+SSE stream named an endpoint on another origin (%s), which mcpgate refuses: the configured headers go only to %s (the server must announce an endpoint on its own origin)", redactURL(endpoint.String()), origin(base)))
+				return
+			}
 			l.mu.Lock()
-			l.endpoint = base.ResolveReference(ref).String()
+			l.endpoint = endpoint.String()
 			l.mu.Unlock()
 			announced = true
 			close(up)
