@@ -1,0 +1,236 @@
+package secrets
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// rule is one provider format. Every rule is tried only where one of its
+// keywords occurs, and its pattern is matched starting at that keyword (or
+// back bytes before it): the keyword is the pattern's own first literal, so
+// a text without the keyword cannot match the rule.
+type rule struct {
+	kind     string
+	family   string
+	keywords []string
+	// caseSensitive: keywords must occur with this exact case; otherwise
+	// they match in any case (names such as DATADOG_API_KEY, AccountKey=).
+	caseSensitive bool
+	// leftBound: the match must not be preceded by a letter or digit, so
+	// that "task-" is not an OpenAI "sk-" and "msg." is not SendGrid's "SG.".
+	leftBound bool
+	// back: how many bytes before the keyword the match may start (formats
+	// whose distinctive literal sits in the middle, e.g. Azure's "Q~").
+	back    int
+	pattern string
+	// check validates the secret (checksum, structure); nil accepts.
+	check func(secret string) bool
+	// noPlaceholderCheck turns off the placeholder test for formats whose
+	// bodies are not random (connection strings check their password).
+	noPlaceholderCheck bool
+	// match replaces the pattern for formats a regexp handles badly (PEM
+	// blocks of several kilobytes, JWTs whose header must decode).
+	match func(text string, at int) (start, end int, ok bool)
+
+	re     *regexp.Regexp
+	maxLen int // longest possible match, in bytes: the window after the keyword
+	group  int // submatch holding the secret: 1 if the pattern has a group, else 0
+}
+
+// tok is a token that begins with one of its keywords, written exactly so.
+func tok(kind, family, keywords, pattern string, check ...func(string) bool) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), caseSensitive: true,
+		leftBound: true, pattern: pattern, check: first(check)}
+}
+
+// tokAt is a token whose keyword sits up to back bytes after its start.
+func tokAt(kind, family, keywords string, back int, pattern string, check ...func(string) bool) rule {
+	r := tok(kind, family, keywords, pattern, check...)
+	r.back = back
+	return r
+}
+
+// ctx is a value without a distinctive prefix, recognised by the name it is
+// assigned to: FOO_API_KEY=…, "foo_api_key": "…", foo_api_key: …, fooApiKey := "…".
+// Only the value is the finding.
+func ctx(kind, family, keywords, value string, check ...func(string) bool) rule {
+	kws := splitKeywords(keywords)
+	quoted := make([]string, len(kws))
+	for i, k := range kws {
+		quoted[i] = regexp.QuoteMeta(k)
+	}
+	pattern := `(?i:` + strings.Join(quoted, "|") + `)[\w.\-]{0,30}["'\x60\]]{0,2}\s{0,4}(?::=|=>|:|=)\s{0,4}["'\x60]?(` + value + `)`
+	return rule{kind: kind, family: family, keywords: kws, pattern: pattern, check: first(check)}
+}
+
+// raw is a pattern given in full whose keywords match in any case; its
+// first group, if it has one, is the finding.
+func raw(kind, family, keywords, pattern string, check ...func(string) bool) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), pattern: pattern, check: first(check)}
+}
+
+// custom is a format matched by code rather than by a pattern.
+func custom(kind, family, keywords string, match func(text string, at int) (int, int, bool)) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), caseSensitive: true,
+		leftBound: true, match: match}
+}
+
+func splitKeywords(s string) []string { return strings.Split(s, "|") }
+
+func first(fs []func(string) bool) func(string) bool {
+	if len(fs) == 0 {
+		return nil
+	}
+	return fs[0]
+}
+
+// compile prepares the rule once, when the detector is built.
+func (r *rule) compile() error {
+	if r.match != nil {
+		return nil
+	}
+	parsed, err := syntax.Parse(r.pattern, syntax.Perl)
+	if err != nil {
+		return fmt.Errorf("secrets rule %s: %v", r.kind, err)
+	}
+	n, bounded := maxMatchLen(parsed)
+	if !bounded {
+		return fmt.Errorf("secrets rule %s: pattern has an unbounded repetition; give it a maximum so the window after a keyword is bounded", r.kind)
+	}
+	r.maxLen = n + r.back
+	src := r.pattern
+	if r.back == 0 {
+		src = `^(?:` + src + `)`
+	}
+	if r.re, err = regexp.Compile(src); err != nil {
+		return fmt.Errorf("secrets rule %s: %v", r.kind, err)
+	}
+	if r.re.NumSubexp() > 0 {
+		r.group = 1
+	}
+	return nil
+}
+
+// maxMatchLen is the longest text, in bytes, that re can match; false if
+// re has no bound.
+func maxMatchLen(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpNoMatch:
+		return 0, true
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			n += runeWidth(r, re.Flags&syntax.FoldCase != 0)
+		}
+		return n, true
+	case syntax.OpCharClass:
+		top := rune(0)
+		for i := 1; i < len(re.Rune); i += 2 {
+			top = max(top, re.Rune[i])
+		}
+		return runeWidth(top, false), true
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax, true
+	case syntax.OpCapture:
+		return maxMatchLen(re.Sub[0])
+	case syntax.OpConcat:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := maxMatchLen(sub)
+			if !ok {
+				return 0, false
+			}
+			total += n
+		}
+		return total, true
+	case syntax.OpAlternate:
+		longest := 0
+		for _, sub := range re.Sub {
+			n, ok := maxMatchLen(sub)
+			if !ok {
+				return 0, false
+			}
+			longest = max(longest, n)
+		}
+		return longest, true
+	case syntax.OpQuest:
+		return maxMatchLen(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		n, ok := maxMatchLen(re.Sub[0])
+		return n * re.Max, ok
+	}
+	return 0, false // star, plus
+}
+
+func runeWidth(r rune, fold bool) int {
+	if fold && r < utf8.RuneSelf {
+		// Case folding can reach a multi-byte rune (k matches the Kelvin sign).
+		return utf8.UTFMax
+	}
+	return max(utf8.RuneLen(r), 1)
+}
+
+// find tries the rule at a keyword found at text[at:at+kwLen]. It returns
+// the secret's span.
+func (r *rule) find(text string, at, kwLen int) (start, end int, ok bool) {
+	if r.match != nil {
+		return r.match(text, at)
+	}
+	lo := max(at-r.back, 0)
+	hi := min(at+r.maxLen, len(text))
+	window := text[lo:hi]
+	var m []int
+	if r.back == 0 {
+		m = r.re.FindStringSubmatchIndex(window)
+	} else {
+		for _, cand := range r.re.FindAllStringSubmatchIndex(window, 4) {
+			if cand[0] <= at-lo && cand[1] >= at-lo+kwLen {
+				m = cand
+				break
+			}
+		}
+	}
+	if m == nil || m[2*r.group] < 0 {
+		return 0, 0, false
+	}
+	matchStart := lo + m[0]
+	start, end = lo+m[2*r.group], lo+m[2*r.group+1]
+	if r.leftBound && matchStart > 0 && isAlnum(text[matchStart-1]) {
+		return 0, 0, false
+	}
+	if end < len(text) && isAlnum(text[end]) {
+		return 0, 0, false
+	}
+	secret := text[start:end]
+	if !r.noPlaceholderCheck {
+		body := secret
+		if start == at {
+			body = secret[kwLen:]
+		}
+		if looksLikePlaceholder(body) {
+			return 0, 0, false
+		}
+	}
+	if r.check != nil && !r.check(secret) {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// verbatim turns off the placeholder test for a rule whose match is not
+// random text (a URL with a host name); its check judges the secret part.
+func verbatim(r rule) rule {
+	r.noPlaceholderCheck = true
+	return r
+}
