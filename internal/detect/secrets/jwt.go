@@ -18,7 +18,7 @@ const (
 // and whose payload decodes to a JSON object. The signature may be empty
 // only when the header says "alg": "none". Base64 text that merely starts
 // with eyJ (any JSON object encoded) is not a JWT.
-func matchJWT(text string, at int) (int, int, bool) {
+func matchJWT(_ *scanState, text string, at int) (int, int, bool) {
 	headerEnd := scanBase64URL(text, at)
 	if text[headerEnd-1:headerEnd] == "=" || headerEnd-at < 16 || headerEnd-at > jwtMaxHeader || headerEnd >= len(text) || text[headerEnd] != '.' {
 		return 0, 0, false

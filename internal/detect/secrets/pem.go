@@ -20,7 +20,7 @@ const (
 // characters \n (a key pasted into an .env value or a JSON string encoded
 // twice). A block cut short (head -20 id_rsa) is still a key: without a
 // footer the finding runs to the last line of base64.
-func matchPEM(text string, at int) (int, int, bool) {
+func matchPEM(st *scanState, text string, at int) (int, int, bool) {
 	if !strings.HasPrefix(text[at:], pemBegin) {
 		return 0, 0, false
 	}
@@ -35,10 +35,10 @@ func matchPEM(text string, at int) (int, int, bool) {
 	}
 	bodyStart := labelStart + n + len(pemDash)
 	limit := min(len(text), bodyStart+pemMaxBlock)
-	if i := strings.Index(text[bodyStart:limit], pemEnd); i >= 0 {
-		footer := bodyStart + i + len(pemEnd)
+	if i := st.nextPEMFooter(text, bodyStart, limit); i >= 0 {
+		footer := i + len(pemEnd)
 		if strings.HasPrefix(text[footer:], label) && strings.HasPrefix(text[footer+len(label):], pemDash) {
-			if body, ok := pemBodyChars(text[bodyStart : bodyStart+i]); ok && body >= pemMinBody {
+			if body, ok := pemBodyChars(text[bodyStart:i]); ok && body >= pemMinBody {
 				return at, footer + len(label) + len(pemDash), true
 			}
 			return 0, 0, false
@@ -157,7 +157,7 @@ const (
 
 // matchPuTTY finds a PuTTY private key file (.ppk, versions 2 and 3): from
 // its first line to its Private-MAC line, with Private-Lines between.
-func matchPuTTY(text string, at int) (int, int, bool) {
+func matchPuTTY(_ *scanState, text string, at int) (int, int, bool) {
 	rest := text[at+len(puttyHeader):]
 	if len(rest) < 3 || (rest[0] != '2' && rest[0] != '3') || rest[1] != ':' || rest[2] != ' ' {
 		return 0, 0, false
@@ -175,4 +175,21 @@ func matchPuTTY(text string, at int) (int, int, bool) {
 		return 0, 0, false
 	}
 	return at, end, true
+}
+
+// nextPEMFooter returns where the first "-----END " in text[from:limit]
+// starts, or -1. It remembers the last search, so that a text of many
+// headers and no footer is searched once, not once per header.
+func (st *scanState) nextPEMFooter(text string, from, limit int) int {
+	if st.footerFrom <= from && (st.footerAt >= from || st.footerAt < 0 && st.footerLimit >= limit) {
+		if st.footerAt >= limit {
+			return -1
+		}
+		return st.footerAt
+	}
+	st.footerFrom, st.footerLimit, st.footerAt = from, limit, -1
+	if i := strings.Index(text[from:limit], pemEnd); i >= 0 {
+		st.footerAt = from + i
+	}
+	return st.footerAt
 }

@@ -33,9 +33,20 @@ type rule struct {
 	noPlaceholderCheck bool
 	// match replaces the pattern for formats a regexp handles badly (PEM
 	// blocks of several kilobytes, JWTs whose header must decode).
-	match func(text string, at int) (start, end int, ok bool)
+	match func(st *scanState, text string, at int) (start, end int, ok bool)
+	// needs, when set, must occur after the keyword and before the next
+	// space or quote for the pattern to match: '@' in user:password@host.
+	// Checking it first spares the regexp on every plain URL.
+	needs byte
 
-	re     *regexp.Regexp
+	re *regexp.Regexp
+	// run holds the bytes a token of this rule is made of, for tokens only
+	// (nil otherwise). When the rule fails at a keyword, the keywords
+	// further inside the same run of these bytes are not tried again: a
+	// text of "sk-_sk-_sk-_…" costs one attempt per run, not one per
+	// keyword. The price: a token glued to the end of a longer run of its
+	// own characters is not found.
+	run    *[256]bool
 	maxLen int // longest possible match, in bytes: the window after the keyword
 	group  int // submatch holding the secret: 1 if the pattern has a group, else 0
 }
@@ -73,7 +84,7 @@ func raw(kind, family, keywords, pattern string, check ...func(string) bool) rul
 }
 
 // custom is a format matched by code rather than by a pattern.
-func custom(kind, family, keywords string, match func(text string, at int) (int, int, bool)) rule {
+func custom(kind, family, keywords string, match func(st *scanState, text string, at int) (int, int, bool)) rule {
 	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), caseSensitive: true,
 		leftBound: true, match: match}
 }
@@ -90,7 +101,11 @@ func first(fs []func(string) bool) func(string) bool {
 // compile prepares the rule once, when the detector is built.
 func (r *rule) compile() error {
 	if r.match != nil {
+		r.maxLen = jwtMaxSegment
 		return nil
+	}
+	if r.kind == "url_credentials" || r.kind == "db_connection_string" && strings.Contains(r.pattern, "://") {
+		r.needs = '@'
 	}
 	parsed, err := syntax.Parse(r.pattern, syntax.Perl)
 	if err != nil {
@@ -111,7 +126,52 @@ func (r *rule) compile() error {
 	if r.re.NumSubexp() > 0 {
 		r.group = 1
 	}
+	if r.leftBound {
+		r.run = new([256]bool)
+		addTokenBytes(r.run, parsed)
+	}
 	return nil
+}
+
+// addTokenBytes adds to set the ASCII bytes re can match, leaving out
+// spaces and quotes, which end a run whatever the pattern says.
+func addTokenBytes(set *[256]bool, re *syntax.Regexp) {
+	add := func(lo, hi rune) {
+		for c := max(lo, '!'); c <= min(hi, '~'); c++ {
+			if c != '"' && c != '\'' && c != '`' {
+				set[c] = true
+				if re.Flags&syntax.FoldCase != 0 {
+					set[lowerASCII(byte(c))] = true
+					set[upperASCII(byte(c))] = true
+				}
+			}
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			add(r, r)
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			add(re.Rune[i], re.Rune[i+1])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		add(0, utf8.MaxRune)
+	}
+	for _, sub := range re.Sub {
+		addTokenBytes(set, sub)
+	}
+}
+
+// runEnd is where the run of set's bytes starting at at ends, looking no
+// further than limit.
+func runEnd(set *[256]bool, text string, at, limit int) int {
+	limit = min(limit, len(text))
+	for at < limit && set[text[at]] {
+		at++
+	}
+	return at
 }
 
 // maxMatchLen is the longest text, in bytes, that re can match; false if
@@ -179,9 +239,12 @@ func runeWidth(r rune, fold bool) int {
 
 // find tries the rule at a keyword found at text[at:at+kwLen]. It returns
 // the secret's span.
-func (r *rule) find(text string, at, kwLen int) (start, end int, ok bool) {
+func (r *rule) find(st *scanState, text string, at, kwLen int) (start, end int, ok bool) {
 	if r.match != nil {
-		return r.match(text, at)
+		return r.match(st, text, at)
+	}
+	if r.needs != 0 && !occursBeforeSpace(text, at+kwLen, at+r.maxLen, r.needs) {
+		return 0, 0, false
 	}
 	lo := max(at-r.back, 0)
 	hi := min(at+r.maxLen, len(text))
@@ -224,8 +287,35 @@ func (r *rule) find(text string, at, kwLen int) (start, end int, ok bool) {
 	return start, end, true
 }
 
+// occursBeforeSpace reports whether c occurs in text[from:limit] before any
+// space or quote.
+func occursBeforeSpace(text string, from, limit int, c byte) bool {
+	limit = min(limit, len(text))
+	for i := from; i < limit; i++ {
+		switch text[i] {
+		case c:
+			return true
+		case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>':
+			return false
+		}
+	}
+	return false
+}
+
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+const base64URLChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// withRun gives a custom rule the bytes its tokens are made of (see
+// rule.run).
+func withRun(r rule, chars string) rule {
+	r.run = new([256]bool)
+	for i := 0; i < len(chars); i++ {
+		r.run[chars[i]] = true
+	}
+	return r
 }
 
 // verbatim turns off the placeholder test for a rule whose match is not

@@ -13,7 +13,7 @@ var rules = []rule{
 	custom("private_key", "pem", "-----BEGIN", matchPEM),
 	custom("private_key", "putty", "PuTTY-User-Key-File-", matchPuTTY),
 	tok("age_secret_key", "age", "AGE-SECRET-KEY-1", `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
-	custom("jwt", "jwt", "eyJ", matchJWT),
+	withRun(custom("jwt", "jwt", "eyJ", matchJWT), base64URLChars),
 
 	// Cloud providers.
 	tok("aws_access_key", "aws", "AKIA|ASIA|ABIA|ACCA", `(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}`),

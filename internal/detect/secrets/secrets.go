@@ -121,9 +121,18 @@ type candidate struct {
 // nothing once warm.
 type scanState struct {
 	cands []candidate
-	// until[r]: rule r already matched up to here; its keywords found
-	// before it are inside that match and are not tried again.
+	// until[r]: rule r already matched, or failed on a whole run of its
+	// token bytes, up to here; its keywords found before are not tried.
 	until []int
+	// The last search for a PEM footer: from where, up to where, and the
+	// footer it found (-1: none). footerLimit 0: no search yet.
+	footerFrom, footerLimit, footerAt int
+}
+
+func (st *scanState) reset() {
+	clear(st.until)
+	st.cands = st.cands[:0]
+	st.footerFrom, st.footerLimit, st.footerAt = 0, 0, -1
 }
 
 // Scan appends the secrets found in text to dst, in order, without overlaps.
@@ -137,13 +146,16 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 		}
 		if st == nil {
 			st = d.scratch.Get().(*scanState)
-			clear(st.until)
+			st.reset()
 		}
 		if h.start < st.until[k.rule] {
 			return
 		}
-		start, end, ok := r.find(text, h.start, len(k.text))
+		start, end, ok := r.find(st, text, h.start, len(k.text))
 		if !ok {
+			if r.run != nil {
+				st.until[k.rule] = runEnd(r.run, text, h.start, h.start+r.maxLen)
+			}
 			return
 		}
 		st.until[k.rule] = end
@@ -152,6 +164,7 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	if d.highEntropy {
 		if st == nil {
 			st = d.scratch.Get().(*scanState)
+			st.reset()
 		}
 		st.cands = appendHighEntropy(text, st.cands)
 	}
@@ -159,7 +172,6 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 		return dst
 	}
 	dst = d.resolve(st.cands, dst)
-	st.cands = st.cands[:0]
 	d.scratch.Put(st)
 	return dst
 }
