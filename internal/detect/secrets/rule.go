@@ -66,16 +66,33 @@ func tokAt(kind, family, keywords string, back int, pattern string, check ...fun
 
 // ctx is a value without a distinctive prefix, recognised by the name it is
 // assigned to: FOO_API_KEY=…, "foo_api_key": "…", foo_api_key: …, fooApiKey := "…".
-// Only the value is the finding.
+// A keyword that is only a provider's name must be followed, within the
+// name, by a word that says secret (key, token, secret, pass, auth, cred):
+// DATADOG_API_KEY is a key, datadog_trace_id is not. Only the value is the
+// finding.
 func ctx(kind, family, keywords, value string, check ...func(string) bool) rule {
 	kws := splitKeywords(keywords)
-	quoted := make([]string, len(kws))
-	for i, k := range kws {
-		quoted[i] = regexp.QuoteMeta(k)
+	var providers, names []string
+	for _, k := range kws {
+		if secretWord.MatchString(k) {
+			names = append(names, regexp.QuoteMeta(k))
+		} else {
+			providers = append(providers, regexp.QuoteMeta(k))
+		}
 	}
-	pattern := `(?i:` + strings.Join(quoted, "|") + `)[\w.\-]{0,30}["'\x60\]]{0,2}\s{0,4}(?::=|=>|:|=)\s{0,4}["'\x60]?(` + value + `)`
+	var alts []string
+	if len(providers) > 0 {
+		alts = append(alts, `(?:`+strings.Join(providers, "|")+`)[\w.\-]{0,20}?`+secretWord.String())
+	}
+	if len(names) > 0 {
+		alts = append(alts, strings.Join(names, "|"))
+	}
+	pattern := `(?i:` + strings.Join(alts, "|") + `)[\w.\-]{0,20}["'\x60\]]{0,2}\s{0,4}(?::=|=>|:|=)\s{0,4}["'\x60]?(` + value + `)`
 	return rule{kind: kind, family: family, keywords: kws, pattern: pattern, check: first(check)}
 }
+
+// secretWord is what a variable name holding a credential contains.
+var secretWord = regexp.MustCompile(`(?:key|token|secret|pass|pwd|auth|cred)`)
 
 // raw is a pattern given in full whose keywords match in any case; its
 // first group, if it has one, is the finding.

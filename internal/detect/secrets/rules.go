@@ -156,7 +156,7 @@ var rules = []rule{
 	tok("shopify_token", "shopify", "shpat_|shpca_|shppa_|shpss_", `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`),
 
 	// Identity.
-	ctx("okta_token", "okta", "okta|ssws", `00[A-Za-z0-9_\-]{40}`, mixedClasses),
+	ctx("okta_token", "okta", "okta", `00[A-Za-z0-9_\-]{40}`, mixedClasses),
 	ctx("auth0_secret", "auth0", "auth0", `[A-Za-z0-9_\-]{64}`, mixedClasses),
 
 	// AI providers.
@@ -190,6 +190,6 @@ var rules = []rule{
 	verbatim(raw("db_connection_string", "database", "jdbc:", `(?i:jdbc):[a-z:]{2,30}//[^\s'"]{1,200}?[?&;](?i:password)=([^&;\s'"]{1,128})`, passwordIsReal)),
 	verbatim(raw("url_credentials", "url_basic_auth", "http://|https://|ftp://|ftps://|sftp://|smtp://|smtps://|ldap://|ldaps://|ssh://",
 		`(?i:https?|s?ftps?|smtps?|ldaps?|ssh)://[^\s:@/?#"'<>]{1,64}:[^\s@/?#"'<>]{1,128}@[A-Za-z0-9.\-]{1,253}`, urlPasswordIsReal)),
-	raw("http_auth_header", "http_authorization", "authorization", `(?i:authorization)["']?\s{0,3}[:=,]\s{0,3}["']?(?i:bearer|basic|token)\s{1,3}([A-Za-z0-9_\-.~+/]{16,1000}={0,2})`, authValueIsReal),
+	raw("http_auth_header", "http_authorization", "authorization", `(?i:authorization)["']?\s{0,3}[:=,]\s{0,3}["']?(?i:bearer|basic|token|ssws)\s{1,3}([A-Za-z0-9_\-.~+/]{16,1000}={0,2})`, authValueIsReal),
 	ctx("http_auth_header", "http_authorization", "x-api-key|x-auth-token", `[A-Za-z0-9_\-.]{20,128}`, mixedClasses),
 }
