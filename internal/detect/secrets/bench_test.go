@@ -108,3 +108,15 @@ func BenchmarkScanKeywordFlood(b *testing.B) {
 		})
 	}
 }
+
+// TestBenchmarkTextIsRealistic: the benchmark's tool result holds no
+// secret but the one it is given, so that its figure is for the common case.
+func TestBenchmarkTextIsRealistic(t *testing.T) {
+	if got := Default().Scan(benchToolResult(""), nil); len(got) != 0 {
+		t.Errorf("clean tool result: %v", got)
+	}
+	token, _ := githubStyle("ghp_")(rand.New(rand.NewPCG(5, 6)))
+	if got := Default().Scan(benchToolResult(token), nil); len(got) != 1 || got[0].Kind != "github_token" {
+		t.Errorf("tool result with a token: %v", got)
+	}
+}

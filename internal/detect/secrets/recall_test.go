@@ -2,8 +2,10 @@ package secrets
 
 import (
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -143,5 +145,19 @@ func TestKindsDescribeEveryRule(t *testing.T) {
 	}
 	if !slices.ContainsFunc(Kinds(), func(k KindInfo) bool { return k.Name == KindHighEntropy && k.AuditOnly }) {
 		t.Errorf("%s must be listed as audit-only", KindHighEntropy)
+	}
+}
+
+// TestReadmeSnippetListsEveryKind keeps the proposed README text in step
+// with Kinds.
+func TestReadmeSnippetListsEveryKind(t *testing.T) {
+	data, err := os.ReadFile("README-snippet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Kinds() {
+		if !strings.Contains(string(data), "`"+k.Name+"`") {
+			t.Errorf("README-snippet.md does not list kind %s", k.Name)
+		}
 	}
 }

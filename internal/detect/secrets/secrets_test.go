@@ -91,7 +91,7 @@ func TestPrivateKeyForms(t *testing.T) {
 }
 
 func TestPlaceholders(t *testing.T) {
-	for _, body := range []string{"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "XXXX-your-key-goes-here", "0000000000000000", "1234567890abcdef", "abababababababababab", "EXAMPLEKEY0123456789"} {
+	for _, body := range []string{"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "XXXX-your-key-goes-here", "0000000000000000", "1234567890abcdef", "sk-12345678-zq", "abababababababababab", "EXAMPLEKEY0123456789"} {
 		if !looksLikePlaceholder(body) {
 			t.Errorf("%q not taken for a placeholder", body)
 		}

@@ -35,12 +35,13 @@ func base62Checksum(v uint32) string {
 }
 
 // placeholderWords mark documentation examples and templates: a random
-// body of 20+ characters contains one by chance with odds below 1 in 10,000.
-var placeholderWords = []string{"xxxx", "****", "....", "example", "sample", "placeholder", "dummy", "redacted", "your", "changeme", "insert"}
+// body contains one by chance with odds below 1 in 5,000 even at 160
+// characters.
+var placeholderWords = []string{"xxxx", "****", "....", "example", "sample", "placeholder", "dummy", "redacted", "changeme", "insert"}
 
 // looksLikePlaceholder reports whether a token body is not random: it holds
 // a placeholder word, a run of six identical or consecutive characters
-// (000000, 123456, abcdef), or (when 16 characters or longer) fewer than
+// (xxxxxx, abcdef; eight for digits: 00000000, 12345678), or (when 16 characters or longer) fewer than
 // six distinct characters. Random bodies trip none of these except with
 // negligible odds; the recall test measures it.
 func looksLikePlaceholder(body string) bool {
@@ -48,6 +49,9 @@ func looksLikePlaceholder(body string) bool {
 		if containsFold(body, w) {
 			return true
 		}
+	}
+	if yourAt := indexFold(body, "your"); yourAt == 0 || yourAt > 0 && !isAlnum(body[yourAt-1]) {
+		return true // your-key-here, YOUR_TOKEN; four letters inside a long random body are chance
 	}
 	same, up := 1, 1
 	var seen [256]bool
@@ -71,15 +75,28 @@ func looksLikePlaceholder(body string) bool {
 		} else {
 			up = 1
 		}
-		if same >= 6 || up >= 6 {
+		if limit := runLimit(c); same >= limit || up >= limit {
 			return true
 		}
 	}
 	return len(body) >= 16 && distinct < 6
 }
 
+// runLimit is the run of identical or consecutive characters ending in c
+// that marks a placeholder: 6, or 8 for digits, which random numeric
+// parts (a Telegram bot ID) repeat more often.
+func runLimit(c byte) int {
+	if '0' <= c && c <= '9' {
+		return 8
+	}
+	return 6
+}
+
 // containsFold reports whether s contains word (lower case ASCII) in any case.
-func containsFold(s, word string) bool {
+func containsFold(s, word string) bool { return indexFold(s, word) >= 0 }
+
+// indexFold is where s first contains word (lower case ASCII) in any case, or -1.
+func indexFold(s, word string) int {
 	for i := 0; i+len(word) <= len(s); i++ {
 		j := 0
 		for ; j < len(word); j++ {
@@ -88,10 +105,10 @@ func containsFold(s, word string) bool {
 			}
 		}
 		if j == len(word) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func upperASCII(c byte) byte {
