@@ -1,0 +1,343 @@
+package secrets
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// rule is one provider format. Every rule is tried only where one of its
+// keywords occurs, and its pattern is matched starting at that keyword (or
+// back bytes before it): the keyword is the pattern's own first literal, so
+// a text without the keyword cannot match the rule.
+type rule struct {
+	kind     string
+	family   string
+	keywords []string
+	// caseSensitive: keywords must occur with this exact case; otherwise
+	// they match in any case (names such as DATADOG_API_KEY, AccountKey=).
+	caseSensitive bool
+	// leftBound: the match must not be preceded by a letter or digit, so
+	// that "task-" is not an OpenAI "sk-" and "msg." is not SendGrid's "SG.".
+	leftBound bool
+	// back: how many bytes before the keyword the match may start (formats
+	// whose distinctive literal sits in the middle, e.g. Azure's "Q~").
+	back    int
+	pattern string
+	// check validates the secret (checksum, structure); nil accepts.
+	check func(secret string) bool
+	// noPlaceholderCheck turns off the placeholder test for formats whose
+	// bodies are not random (connection strings check their password).
+	noPlaceholderCheck bool
+	// match replaces the pattern for formats a regexp handles badly (PEM
+	// blocks of several kilobytes, JWTs whose header must decode).
+	match func(st *scanState, text string, at int) (start, end int, ok bool)
+	// needs, when set, must occur after the keyword and before the next
+	// space or quote for the pattern to match: '@' in user:password@host.
+	// Checking it first spares the regexp on every plain URL.
+	needs byte
+
+	re *regexp.Regexp
+	// run holds the bytes a token of this rule is made of, for tokens only
+	// (nil otherwise). When the rule fails at a keyword, the keywords
+	// further inside the same run of these bytes are not tried again: a
+	// text of "sk-_sk-_sk-_…" costs one attempt per run, not one per
+	// keyword. The price: a token glued to the end of a longer run of its
+	// own characters is not found.
+	run    *[256]bool
+	maxLen int // longest possible match, in bytes: the window after the keyword
+	group  int // submatch holding the secret: 1 if the pattern has a group, else 0
+}
+
+// tok is a token that begins with one of its keywords, written exactly so.
+func tok(kind, family, keywords, pattern string, check ...func(string) bool) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), caseSensitive: true,
+		leftBound: true, pattern: pattern, check: first(check)}
+}
+
+// tokAt is a token whose keyword sits up to back bytes after its start.
+func tokAt(kind, family, keywords string, back int, pattern string, check ...func(string) bool) rule {
+	r := tok(kind, family, keywords, pattern, check...)
+	r.back = back
+	return r
+}
+
+// ctx is a value without a distinctive prefix, recognised by the name it is
+// assigned to: FOO_API_KEY=…, "foo_api_key": "…", foo_api_key: …, fooApiKey := "…".
+// A keyword that is only a provider's name must be followed, within the
+// name, by a word that says secret (key, token, secret, pass, auth, cred):
+// DATADOG_API_KEY is a key, datadog_trace_id is not. Only the value is the
+// finding.
+func ctx(kind, family, keywords, value string, check ...func(string) bool) rule {
+	kws := splitKeywords(keywords)
+	var providers, names []string
+	for _, k := range kws {
+		if secretWord.MatchString(k) {
+			names = append(names, regexp.QuoteMeta(k))
+		} else {
+			providers = append(providers, regexp.QuoteMeta(k))
+		}
+	}
+	var alts []string
+	if len(providers) > 0 {
+		alts = append(alts, `(?:`+strings.Join(providers, "|")+`)[\w.\-]{0,20}?`+secretWord.String())
+	}
+	if len(names) > 0 {
+		alts = append(alts, strings.Join(names, "|"))
+	}
+	pattern := `(?i:` + strings.Join(alts, "|") + `)[\w.\-]{0,20}["'\x60\]]{0,2}\s{0,4}(?::=|=>|:|=)\s{0,4}["'\x60]?(` + value + `)`
+	return rule{kind: kind, family: family, keywords: kws, pattern: pattern, check: first(check)}
+}
+
+// secretWord is what a variable name holding a credential contains.
+var secretWord = regexp.MustCompile(`(?:key|token|secret|pass|pwd|auth|cred)`)
+
+// raw is a pattern given in full whose keywords match in any case; its
+// first group, if it has one, is the finding.
+func raw(kind, family, keywords, pattern string, check ...func(string) bool) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), pattern: pattern, check: first(check)}
+}
+
+// custom is a format matched by code rather than by a pattern.
+func custom(kind, family, keywords string, match func(st *scanState, text string, at int) (int, int, bool)) rule {
+	return rule{kind: kind, family: family, keywords: splitKeywords(keywords), caseSensitive: true,
+		leftBound: true, match: match}
+}
+
+func splitKeywords(s string) []string { return strings.Split(s, "|") }
+
+func first(fs []func(string) bool) func(string) bool {
+	if len(fs) == 0 {
+		return nil
+	}
+	return fs[0]
+}
+
+// compile prepares the rule once, when the detector is built.
+func (r *rule) compile() error {
+	if r.match != nil {
+		r.maxLen = jwtMaxSegment
+		return nil
+	}
+	if r.kind == "url_credentials" || r.kind == "db_connection_string" && strings.Contains(r.pattern, "://") {
+		r.needs = '@'
+	}
+	parsed, err := syntax.Parse(r.pattern, syntax.Perl)
+	if err != nil {
+		return fmt.Errorf("secrets rule %s: %v", r.kind, err)
+	}
+	n, bounded := maxMatchLen(parsed)
+	if !bounded {
+		return fmt.Errorf("secrets rule %s: pattern has an unbounded repetition; give it a maximum so the window after a keyword is bounded", r.kind)
+	}
+	r.maxLen = n + r.back
+	src := r.pattern
+	if r.back == 0 {
+		src = `^(?:` + src + `)`
+	}
+	if r.re, err = regexp.Compile(src); err != nil {
+		return fmt.Errorf("secrets rule %s: %v", r.kind, err)
+	}
+	if r.re.NumSubexp() > 0 {
+		r.group = 1
+	}
+	if r.leftBound {
+		r.run = new([256]bool)
+		addTokenBytes(r.run, parsed)
+	}
+	return nil
+}
+
+// addTokenBytes adds to set the ASCII bytes re can match, leaving out
+// spaces and quotes, which end a run whatever the pattern says.
+func addTokenBytes(set *[256]bool, re *syntax.Regexp) {
+	add := func(lo, hi rune) {
+		for c := max(lo, '!'); c <= min(hi, '~'); c++ {
+			if c != '"' && c != '\'' && c != '`' {
+				set[c] = true
+				if re.Flags&syntax.FoldCase != 0 {
+					set[lowerASCII(byte(c))] = true
+					set[upperASCII(byte(c))] = true
+				}
+			}
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			add(r, r)
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			add(re.Rune[i], re.Rune[i+1])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		add(0, utf8.MaxRune)
+	}
+	for _, sub := range re.Sub {
+		addTokenBytes(set, sub)
+	}
+}
+
+// runEnd is where the run of set's bytes starting at at ends, looking no
+// further than limit.
+func runEnd(set *[256]bool, text string, at, limit int) int {
+	limit = min(limit, len(text))
+	for at < limit && set[text[at]] {
+		at++
+	}
+	return at
+}
+
+// maxMatchLen is the longest text, in bytes, that re can match; false if
+// re has no bound.
+func maxMatchLen(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpNoMatch:
+		return 0, true
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			n += runeWidth(r, re.Flags&syntax.FoldCase != 0)
+		}
+		return n, true
+	case syntax.OpCharClass:
+		top := rune(0)
+		for i := 1; i < len(re.Rune); i += 2 {
+			top = max(top, re.Rune[i])
+		}
+		return runeWidth(top, false), true
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax, true
+	case syntax.OpCapture:
+		return maxMatchLen(re.Sub[0])
+	case syntax.OpConcat:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := maxMatchLen(sub)
+			if !ok {
+				return 0, false
+			}
+			total += n
+		}
+		return total, true
+	case syntax.OpAlternate:
+		longest := 0
+		for _, sub := range re.Sub {
+			n, ok := maxMatchLen(sub)
+			if !ok {
+				return 0, false
+			}
+			longest = max(longest, n)
+		}
+		return longest, true
+	case syntax.OpQuest:
+		return maxMatchLen(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		n, ok := maxMatchLen(re.Sub[0])
+		return n * re.Max, ok
+	}
+	return 0, false // star, plus
+}
+
+func runeWidth(r rune, fold bool) int {
+	if fold && r < utf8.RuneSelf {
+		// Case folding can reach a multi-byte rune (k matches the Kelvin sign).
+		return utf8.UTFMax
+	}
+	return max(utf8.RuneLen(r), 1)
+}
+
+// find tries the rule at a keyword found at text[at:at+kwLen]. It returns
+// the secret's span.
+func (r *rule) find(st *scanState, text string, at, kwLen int) (start, end int, ok bool) {
+	if r.match != nil {
+		return r.match(st, text, at)
+	}
+	if r.needs != 0 && !occursBeforeSpace(text, at+kwLen, at+r.maxLen, r.needs) {
+		return 0, 0, false
+	}
+	lo := max(at-r.back, 0)
+	hi := min(at+r.maxLen, len(text))
+	window := text[lo:hi]
+	var m []int
+	if r.back == 0 {
+		m = r.re.FindStringSubmatchIndex(window)
+	} else {
+		for _, cand := range r.re.FindAllStringSubmatchIndex(window, 4) {
+			if cand[0] <= at-lo && cand[1] >= at-lo+kwLen {
+				m = cand
+				break
+			}
+		}
+	}
+	if m == nil || m[2*r.group] < 0 {
+		return 0, 0, false
+	}
+	matchStart := lo + m[0]
+	start, end = lo+m[2*r.group], lo+m[2*r.group+1]
+	if r.leftBound && matchStart > 0 && isAlnum(text[matchStart-1]) {
+		return 0, 0, false
+	}
+	if end < len(text) && isAlnum(text[end]) {
+		return 0, 0, false
+	}
+	secret := text[start:end]
+	if !r.noPlaceholderCheck {
+		body := secret
+		if start == at {
+			body = secret[kwLen:]
+		}
+		if looksLikePlaceholder(body) {
+			return 0, 0, false
+		}
+	}
+	if r.check != nil && !r.check(secret) {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// occursBeforeSpace reports whether c occurs in text[from:limit] before any
+// space or quote.
+func occursBeforeSpace(text string, from, limit int, c byte) bool {
+	limit = min(limit, len(text))
+	for i := from; i < limit; i++ {
+		switch text[i] {
+		case c:
+			return true
+		case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>':
+			return false
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+const base64URLChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// withRun gives a custom rule the bytes its tokens are made of (see
+// rule.run).
+func withRun(r rule, chars string) rule {
+	r.run = new([256]bool)
+	for i := 0; i < len(chars); i++ {
+		r.run[chars[i]] = true
+	}
+	return r
+}
+
+// verbatim turns off the placeholder test for a rule whose match is not
+// random text (a URL with a host name); its check judges the secret part.
+func verbatim(r rule) rule {
+	r.noPlaceholderCheck = true
+	return r
+}
