@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // The commands the scripts run as separate processes, like real peers:

@@ -32,7 +32,8 @@ type Config struct {
 	// PageSize serves merged lists in pages of this many items. Zero: one
 	// page with everything.
 	PageSize int
-	// MaxMessage limits one incoming message in bytes. Zero: 16 MiB.
+	// MaxMessage limits one incoming message in bytes. Zero:
+	// DefaultMaxMessage.
 	MaxMessage int
 	// HTTP configures serving clients over HTTP.
 	HTTP HTTP
@@ -141,6 +142,66 @@ const (
 	DefaultMaxInstances = 100
 	DefaultIdleTimeout  = 30 * time.Minute
 )
+
+// DefaultMaxMessage is the default limit on one message: 16 MiB, what the
+// Go SDK accepts (the TypeScript SDK stops at 10 MiB per message).
+const DefaultMaxMessage = 16 << 20
+
+// DefaultPath is where MCP is served over HTTP by default.
+const DefaultPath = "/mcp"
+
+// SetDefaults fills every setting left at its zero value with its default,
+// so that whoever reads the config reads the value that applies. Load calls
+// it; a Config built by hand gets it from proxy.New.
+func (c *Config) SetDefaults() {
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&c.CacheTTL, DefaultCacheTTL},
+		{&c.StopGrace, DefaultStopGrace},
+		{&c.MaxBackoff, DefaultMaxBackoff},
+		{&c.ShutdownGrace, DefaultShutdownGrace},
+		{&c.HTTP.SessionIdle, DefaultSessionIdle},
+	} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if c.MaxMessage <= 0 {
+		c.MaxMessage = DefaultMaxMessage
+	}
+	if c.HTTP.Path == "" {
+		c.HTTP.Path = DefaultPath
+	}
+	if c.HTTP.MaxSessions <= 0 {
+		c.HTTP.MaxSessions = DefaultMaxSessions
+	}
+	for i := range c.Servers {
+		c.Servers[i].setDefaults()
+	}
+}
+
+func (s *Server) setDefaults() {
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxTimeout <= 0 {
+		s.MaxTimeout = max(s.Timeout, DefaultMaxTimeout)
+	}
+	if s.InitTimeout <= 0 {
+		s.InitTimeout = DefaultInitTimeout
+	}
+	if s.Isolation == "" {
+		s.Isolation = IsolationShared
+	}
+	if s.MaxInstances <= 0 {
+		s.MaxInstances = DefaultMaxInstances
+	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+}
 
 // Enabled returns the servers that are not disabled, in config order.
 func (c *Config) Enabled() []Server {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // Problem is one thing wrong with a config, at a field path such as
@@ -108,12 +109,12 @@ func (l *loader) load() *Config {
 		l.problems = append(l.problems, p)
 		return nil
 	}
-	top, err := jsonrpc.Members(l.data)
+	top, err := rawjson.Members(l.data)
 	if err != nil {
 		l.addf("", "%v", err)
 		return nil
 	}
-	cfg := &Config{Namespace: true, CacheTTL: DefaultCacheTTL}
+	cfg := &Config{Namespace: true}
 	serversKey := ""
 	durations := map[string]*time.Duration{
 		"cache_ttl":      &cfg.CacheTTL,
@@ -178,6 +179,7 @@ func (l *loader) load() *Config {
 	if !cfg.Namespace && len(cfg.Enabled()) != 1 {
 		l.addf("namespace", "false is allowed only with exactly one enabled server (found %d): without prefixes, names from several servers could collide", len(cfg.Enabled()))
 	}
+	cfg.SetDefaults()
 	cfg.Warnings = l.warnings
 	return cfg
 }
@@ -213,7 +215,7 @@ func position(data []byte, offset int) (line, col int) {
 }
 
 func (l *loader) servers(key string, raw json.RawMessage) []Server {
-	members, err := jsonrpc.Members(raw)
+	members, err := rawjson.Members(raw)
 	if err != nil {
 		l.addf(key, "must be an object mapping server names to their settings: %v", err)
 		return nil
@@ -229,7 +231,7 @@ func (l *loader) servers(key string, raw json.RawMessage) []Server {
 }
 
 func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
-	s := Server{Name: name, Timeout: DefaultTimeout, InitTimeout: DefaultInitTimeout, Isolation: IsolationShared, MaxInstances: DefaultMaxInstances, IdleTimeout: DefaultIdleTimeout}
+	s := Server{Name: name}
 	switch {
 	case name == "":
 		l.addf(path, "server name must not be empty")
@@ -240,7 +242,7 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 	case strings.HasSuffix(name, "_"):
 		l.addf(path, "server name %q must not end in '_': \"%s__tool\" would not split back unambiguously", name, name)
 	}
-	members, err := jsonrpc.Members(raw)
+	members, err := rawjson.Members(raw)
 	if err != nil {
 		l.addf(path, "must be an object: %v", err)
 		return s, false
@@ -318,10 +320,8 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			l.unknown(fpath, m.Key, serverKeys)
 		}
 	}
-	if s.MaxTimeout == 0 {
-		s.MaxTimeout = max(s.Timeout, DefaultMaxTimeout)
-	} else if s.MaxTimeout < s.Timeout {
-		l.addf(path+".max_timeout", "%v is shorter than timeout (%v)", s.MaxTimeout, s.Timeout)
+	if timeout := cmp.Or(s.Timeout, DefaultTimeout); s.MaxTimeout != 0 && s.MaxTimeout < timeout {
+		l.addf(path+".max_timeout", "%v is shorter than timeout (%v)", s.MaxTimeout, timeout)
 	}
 	_, hasCommand := members.Get("command")
 	_, hasURL := members.Get("url")
@@ -367,7 +367,7 @@ func (l *loader) roots(path string, raw json.RawMessage, strict bool) []Root {
 	var out []Root
 	for i, e := range elems {
 		epath := fmt.Sprintf("%s[%d]", path, i)
-		members, err := jsonrpc.Members(e)
+		members, err := rawjson.Members(e)
 		if err != nil {
 			l.addf(epath, `must be an object like {"uri": "file:///data", "name": "data"}`)
 			continue
@@ -406,7 +406,7 @@ func (l *loader) strList(path string, raw json.RawMessage) []string {
 
 // auth reads {"tokens": ["${MCPGATE_TOKEN}"]}.
 func (l *loader) auth(raw json.RawMessage) []string {
-	members, err := jsonrpc.Members(raw)
+	members, err := rawjson.Members(raw)
 	if err != nil {
 		l.addf("auth", "must be an object: %v", err)
 		return nil
@@ -431,7 +431,7 @@ func (l *loader) auth(raw json.RawMessage) []string {
 
 func (l *loader) audit(raw json.RawMessage) Audit {
 	var a Audit
-	members, err := jsonrpc.Members(raw)
+	members, err := rawjson.Members(raw)
 	if err != nil {
 		l.addf("audit", "must be an object: %v", err)
 		return a
@@ -528,7 +528,7 @@ func (l *loader) strWritten(path string, raw json.RawMessage, strict bool) (valu
 }
 
 func (l *loader) strMap(path string, raw json.RawMessage, strict bool) map[string]string {
-	members, err := jsonrpc.Members(raw)
+	members, err := rawjson.Members(raw)
 	if err != nil {
 		l.addf(path, "must be an object of strings: %v", err)
 		return nil

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // Handler serves what the peer sends.
@@ -17,9 +19,9 @@ import (
 // context ends when the peer cancels the request (see Conn.CancelIncoming), when
 // the connection is closed, or when the owner stops waiting (Conn.Close).
 //
-// For a notification, and for a request that Options.Ordered selects, Handle
-// runs on the reader goroutine, in arrival order: it must not block for long.
-// A notification's return values are ignored.
+// For a notification, Handle runs on the reader goroutine, in arrival order:
+// it must not block, since nothing else from the peer (not even a
+// cancellation) is read meanwhile. Its return values are ignored.
 type Handler interface {
 	Handle(ctx context.Context, msg *Message) (json.RawMessage, error)
 }
@@ -39,9 +41,6 @@ type Options struct {
 	// Handler serves incoming requests and notifications. Nil answers every
 	// request with ErrMethodNotFound.
 	Handler Handler
-	// Ordered selects requests to handle on the reader goroutine, in order
-	// with the notifications around them (MCP's initialize). Nil: none.
-	Ordered func(method string) bool
 	// Batches reports whether a JSON array of messages is accepted right now.
 	// Nil: never; a batch is then answered with ErrInvalidRequest.
 	Batches func() bool
@@ -186,8 +185,22 @@ var background = context.Background()
 
 func (c *Conn) read() {
 	defer close(c.readerDone)
+	mr, decoded := c.stream.(MessageReader)
 	for {
-		data, err := c.stream.Read()
+		var data []byte
+		var err error
+		if decoded {
+			var msg *Message
+			msg, data, err = mr.ReadMessage()
+			if msg != nil {
+				if resp := c.serve(msg, nil); resp != nil {
+					c.write(resp)
+				}
+				continue
+			}
+		} else {
+			data, err = c.stream.Read()
+		}
 		var tooLarge *TooLargeError
 		if errors.As(err, &tooLarge) {
 			c.rejectTooLarge(tooLarge)
@@ -238,7 +251,7 @@ const (
 // its keys tell: "method" makes a request or notification, "result" or
 // "error" a response. A key whose value was cut off still counts.
 func peekPrefix(prefix []byte) (ID, prefixKind) {
-	keys, ms := prefixKeys(prefix)
+	keys, ms := rawjson.PrefixKeys(prefix)
 	var id ID
 	if raw, ok := ms.Get("id"); ok {
 		id, _ = ParseID(raw)
@@ -362,9 +375,6 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 			resp = &Message{ID: msg.ID, Error: ToWire(err)}
 		}
 		return resp
-	}
-	if c.opts.Ordered != nil && c.opts.Ordered(msg.Method) && batch == nil {
-		return run()
 	}
 	c.handlerStarted()
 	if batch != nil {
@@ -552,15 +562,11 @@ func (c *Conn) wasAbandoned(id ID) bool {
 
 // Go sends a request with a fresh id and returns once it is handed to the
 // stream, like net/rpc's Client.Go; ctx bounds that hand-over (see
-// Stream.Write). The call is registered before it is sent, so no response
-// can outrun it.
+// Stream.Write), and says which of the peer's requests it belongs to, if
+// any (see RelatedTo). The call is registered before it is sent, so no
+// response can outrun it.
 func (c *Conn) Go(ctx context.Context, method string, params json.RawMessage) (*Call, error) {
-	return c.GoRelated(ctx, method, params, ID{})
-}
-
-// GoRelated is Go for a request that belongs to the peer's request related
-// (see RelatedWriter); on other streams it is Go.
-func (c *Conn) GoRelated(ctx context.Context, method string, params json.RawMessage, related ID) (*Call, error) {
+	related := relatedFrom(ctx)
 	c.mu.Lock()
 	if c.readErr != nil {
 		c.mu.Unlock()
@@ -592,15 +598,27 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	return call.Wait(ctx)
 }
 
-// Notify sends a notification; ctx bounds the hand-over to the stream.
+// Notify sends a notification; ctx bounds the hand-over to the stream, and
+// says which of the peer's requests it belongs to, if any (see RelatedTo).
 func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return c.stream.Write(ctx, (&Message{Method: method, Params: params}).Encode())
+	return c.writeRelated(ctx, (&Message{Method: method, Params: params}).Encode(), relatedFrom(ctx), false)
 }
 
-// NotifyRelated sends a notification that belongs to the peer's request
-// related (see RelatedWriter).
-func (c *Conn) NotifyRelated(ctx context.Context, method string, params json.RawMessage, related ID) error {
-	return c.writeRelated(ctx, (&Message{Method: method, Params: params}).Encode(), related, false)
+type relatedKey struct{}
+
+// RelatedTo returns a context under which what Conn sends (requests with
+// Go or Call, notifications with Notify) belongs to the peer's request id:
+// a stream that routes by request (see RelatedWriter) sends it with that
+// request's answer, as Streamable HTTP sends a server's progress and
+// requests on the response to the client's POST. The zero ID relates
+// nothing. On other streams it changes nothing.
+func RelatedTo(ctx context.Context, id ID) context.Context {
+	return context.WithValue(ctx, relatedKey{}, id)
+}
+
+func relatedFrom(ctx context.Context) ID {
+	id, _ := ctx.Value(relatedKey{}).(ID)
+	return id
 }
 
 func (c *Conn) isPending(id ID) bool {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // Error is a JSON-RPC error object. Errors compare equal under errors.Is when
@@ -28,7 +30,7 @@ func (e *Error) appendJSON(b []byte) []byte {
 	b = append(b, `{"code":`...)
 	b = fmt.Appendf(b, "%d", e.Code)
 	b = append(b, `,"message":`...)
-	b = AppendString(b, e.Message)
+	b = rawjson.AppendString(b, e.Message)
 	if len(e.Data) > 0 {
 		b = append(b, `,"data":`...)
 		b = append(b, e.Data...)
@@ -72,12 +74,4 @@ func ToWire(err error) *Error {
 // wrapping with %w, the message does not start with code's generic text.
 func Errorf(code *Error, format string, args ...any) *Error {
 	return &Error{Code: code.Code, Message: fmt.Sprintf(format, args...)}
-}
-
-// ResponseSize is the length of the encoded response carrying result or err.
-func ResponseSize(id ID, result []byte, err *Error) int {
-	if err != nil {
-		return len((&Message{ID: id, Error: err}).Encode())
-	}
-	return len(`{"jsonrpc":"2.0","id":,"result":}`) + len(id.String()) + max(len(result), 2)
 }

@@ -34,6 +34,15 @@ type RelatedWriter interface {
 	WriteRelated(ctx context.Context, msg []byte, related ID, final bool) error
 }
 
+// MessageReader is implemented by streams that decode what they read (an
+// HTTP server decodes each POST to route it): Conn then reads with
+// ReadMessage instead of Read, and does not decode again. A message comes
+// back as msg; data that is not one valid message (a batch, or input that
+// did not decode) comes back as raw, to be dispatched as Read's would be.
+type MessageReader interface {
+	ReadMessage() (msg *Message, raw []byte, err error)
+}
+
 // DefaultMaxMessage is the default limit on one incoming message.
 const DefaultMaxMessage = 16 << 20
 

@@ -17,10 +17,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
-// Version is the only JSON-RPC version this package speaks.
-const Version = "2.0"
+// jsonrpcVersion is the only JSON-RPC version this package speaks.
+const jsonrpcVersion = "2.0"
 
 // ID is a request id exactly as it appeared on the wire: the raw JSON text of a
 // string or a number. "7" and 7 are different ids. The zero ID means "no id".
@@ -116,7 +118,7 @@ func (m *Message) Encode() []byte {
 	}
 	if m.Method != "" {
 		b = append(b, `,"method":`...)
-		b = AppendString(b, m.Method)
+		b = rawjson.AppendString(b, m.Method)
 		if len(m.Params) > 0 {
 			b = append(b, `,"params":`...)
 			b = append(b, m.Params...)
@@ -133,19 +135,6 @@ func (m *Message) Encode() []byte {
 		}
 	}
 	return append(b, '}')
-}
-
-// AppendString appends s as a JSON string literal.
-func AppendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // errNullID marks a request whose id is null: it is answered, with a null id.
@@ -170,7 +159,7 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, err := Members(data)
+	members, err := rawjson.Members(data)
 	m := &Message{Size: len(data)}
 	if id, ok := members.Get("id"); ok {
 		if parsed, err := ParseID(id); err == nil {
@@ -187,7 +176,7 @@ func Decode(data []byte) (*Message, error) {
 	for _, mem := range members {
 		switch mem.Key {
 		case "jsonrpc":
-			if v, err := unquote(mem.Value); err != nil || v != Version {
+			if v, err := rawjson.Unquote(mem.Value); err != nil || v != jsonrpcVersion {
 				return m, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
 			}
 			version = true
@@ -202,7 +191,7 @@ func Decode(data []byte) (*Message, error) {
 			}
 		case "method":
 			if mem.Value[0] == '"' {
-				m.Method, _ = unquote(mem.Value)
+				m.Method, _ = rawjson.Unquote(mem.Value)
 			}
 			if m.Method == "" {
 				return m, fmt.Errorf(`%w: "method" must be a non-empty string`, ErrInvalidRequest)
@@ -240,59 +229,4 @@ func Decode(data []byte) (*Message, error) {
 		return m, fmt.Errorf("%w: a response needs an id", ErrInvalidRequest)
 	}
 	return m, nil
-}
-
-// Member is one key of a JSON object with its raw value.
-type Member struct {
-	Key   string
-	Value json.RawMessage // exact bytes of the value
-	Start int             // offset of Value within the object
-}
-
-// MemberList is the members of one object, in order.
-type MemberList []Member
-
-// Get returns the value of key, matched exactly.
-func (ms MemberList) Get(key string) (json.RawMessage, bool) {
-	for _, m := range ms {
-		if m.Key == key {
-			return m.Value, true
-		}
-	}
-	return nil, false
-}
-
-// Replace returns obj with the value of key replaced by value (added at the end
-// when absent). The rest of obj is copied byte for byte: nothing is re-encoded.
-func Replace(obj []byte, key string, value []byte) ([]byte, error) {
-	ms, err := Members(obj)
-	if err != nil {
-		return nil, err
-	}
-	return ms.Replace(obj, key, value), nil
-}
-
-// Replace is like the function Replace for an object already split into ms.
-func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
-	return ms.AppendReplaced(make([]byte, 0, len(obj)+len(value)), obj, key, value)
-}
-
-// AppendReplaced appends obj, with the value of key replaced, to dst.
-func (ms MemberList) AppendReplaced(dst, obj []byte, key string, value []byte) []byte {
-	for _, m := range ms {
-		if m.Key == key {
-			dst = append(dst, obj[:m.Start]...)
-			dst = append(dst, value...)
-			return append(dst, obj[m.Start+len(m.Value):]...)
-		}
-	}
-	end := bytes.LastIndexByte(obj, '}')
-	dst = append(dst, obj[:end]...)
-	if len(ms) > 0 {
-		dst = append(dst, ',')
-	}
-	dst = AppendString(dst, key)
-	dst = append(dst, ':')
-	dst = append(dst, value...)
-	return append(dst, obj[end:]...)
 }

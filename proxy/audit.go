@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // auditRecord is one line of the audit trail: one client request.
@@ -150,4 +152,13 @@ func (a *auditLog) close() error {
 		return errors.Join(fmt.Errorf("audit.path: %d records could not be written (see the log)", n), err)
 	}
 	return err
+}
+
+// responseSize is the length of the encoded response carrying result or
+// err, without encoding it again.
+func responseSize(id jsonrpc.ID, result []byte, err *jsonrpc.Error) int {
+	if err != nil {
+		return len((&jsonrpc.Message{ID: id, Error: err}).Encode())
+	}
+	return len(`{"jsonrpc":"2.0","id":,"result":}`) + len(id.String()) + max(len(result), 2)
 }

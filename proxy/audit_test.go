@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // diskWriter is a file on a disk that fills up: each write may be cut
@@ -89,5 +91,25 @@ func TestAuditWriteFailure(t *testing.T) {
 	}
 	if err := a.close(); err == nil || !strings.Contains(err.Error(), "4 records could not be written") {
 		t.Errorf("close() = %v, want an error counting the lost records", err)
+	}
+}
+
+// responseSize is the size of the response on the wire, computed without
+// encoding the result again.
+func TestResponseSize(t *testing.T) {
+	for _, tc := range []struct {
+		id     jsonrpc.ID
+		result string
+		err    *jsonrpc.Error
+	}{
+		{jsonrpc.IntID(7), `{"content":[]}`, nil},
+		{jsonrpc.StringID("a\"b"), `{}`, nil},
+		{jsonrpc.IntID(1), ``, nil},
+		{jsonrpc.IntID(2), ``, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "bad <name> \"x\"")},
+	} {
+		want := len((&jsonrpc.Message{ID: tc.id, Result: []byte(tc.result), Error: tc.err}).Encode())
+		if got := responseSize(tc.id, []byte(tc.result), tc.err); got != want {
+			t.Errorf("responseSize(%s, %s, %v) = %d, want %d", tc.id, tc.result, tc.err, got, want)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // kind is one of the four lists the gateway aggregates.
@@ -43,7 +43,7 @@ var kinds = [numKinds]kindInfo{
 type item struct {
 	name    string // the value of the kind's nameKey
 	raw     json.RawMessage
-	members jsonrpc.MemberList
+	members rawjson.MemberList
 	uiURI   string // a tool's _meta.ui.resourceUri (MCP Apps), routed to this server
 }
 
@@ -76,7 +76,7 @@ const maxPages = 1000
 func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	u.mu.Lock()
 	c := &u.lists[k]
-	if c.fresh && time.Since(c.fetched) < u.g.cacheTTL {
+	if c.fresh && time.Since(c.fetched) < u.g.cfg.CacheTTL {
 		items := c.items
 		u.mu.Unlock()
 		return items, nil
@@ -197,7 +197,7 @@ func dropDuplicates(items []item) ([]item, string) {
 // it again: on a list of thousands of tools that is most of the cost.
 func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 	info := kinds[k]
-	ms, err := jsonrpc.SplitValid(raw)
+	ms, err := rawjson.SplitValid(raw)
 	if err != nil {
 		return nil, "", err
 	}
@@ -211,13 +211,13 @@ func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 	if !ok {
 		return nil, next, fmt.Errorf("no %q array", info.key)
 	}
-	raws, err := jsonrpc.ElementsValid(arr)
+	raws, err := rawjson.ElementsValid(arr)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %v", info.key, err)
 	}
 	items := make([]item, 0, len(raws))
 	for i, r := range raws {
-		im, err := jsonrpc.SplitValid(r)
+		im, err := rawjson.SplitValid(r)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s[%d]: %v", info.key, i, err)
 		}
@@ -237,7 +237,7 @@ func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 
 // uiResourceURI reads an MCP Apps tool's UI resource, under the current key
 // (_meta.ui.resourceUri) or the legacy one (_meta["ui/resourceUri"]).
-func uiResourceURI(tool jsonrpc.MemberList) string {
+func uiResourceURI(tool rawjson.MemberList) string {
 	meta, ok := tool.Get("_meta")
 	if !ok {
 		return ""

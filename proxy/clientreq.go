@@ -171,7 +171,7 @@ func (s *session) supports(method string, params json.RawMessage) error {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	need := map[string]string{methodSamplingCreate: "sampling", methodElicitationCreate: "elicitation", methodRootsList: "roots"}[method]
+	need := serverMethods[method].capability
 	raw, ok := caps[need]
 	if !ok {
 		return jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "the client did not declare the %q capability, so it cannot answer %s", need, method)
@@ -198,7 +198,7 @@ func (s *session) supports(method string, params json.RawMessage) error {
 // server cancelled, or mcpgate is stopping), the client is told with
 // notifications/cancelled under the id it knows.
 func (s *session) callClient(ctx context.Context, related jsonrpc.ID, method string, params json.RawMessage) (json.RawMessage, error) {
-	call, err := s.conn.GoRelated(ctx, method, params, related)
+	call, err := s.conn.Go(jsonrpc.RelatedTo(ctx, related), method, params)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "the client session is gone: %v", err)
 	}

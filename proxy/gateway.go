@@ -70,20 +70,15 @@ type Options struct {
 // Gateway aggregates the configured upstream servers for any number of
 // client sessions.
 type Gateway struct {
-	cfg           *config.Config
-	log           *slog.Logger
-	stderr        io.Writer
-	version       string
-	stopGrace     time.Duration // each step of stopping an upstream
-	maxBackoff    time.Duration // cap on the wait between reconnection attempts
-	shutdownGrace time.Duration // how long requests in flight may finish once a client is gone
-	startupWait   time.Duration
-	probe         bool
-	cacheTTL      time.Duration
-	maxMessage    int
-	wardens       bool // start stdio servers under wardens (Options.Wardens)
-	audit         *auditLog
-	redact        func(string) string // hides the config's ${VAR} values; see redact.go
+	cfg         *config.Config // every default filled in (see config.Config.SetDefaults)
+	log         *slog.Logger
+	stderr      io.Writer
+	version     string
+	startupWait time.Duration
+	probe       bool
+	wardens     bool // start stdio servers under wardens (Options.Wardens)
+	audit       *auditLog
+	redact      func(string) string // hides the config's ${VAR} values; see redact.go
 
 	upstreams []*upstream // config order; fixed after New
 	byName    map[string]*upstream
@@ -110,26 +105,24 @@ type Gateway struct {
 
 // New builds a gateway for cfg and opens its audit trail. It starts nothing.
 func New(cfg *config.Config, opts Options) (*Gateway, error) {
+	c := *cfg
+	c.SetDefaults() // a config built by hand, not by config.Load, gets them too
+	cfg = &c
 	g := &Gateway{
-		cfg:           cfg,
-		log:           opts.Logger,
-		stderr:        opts.UpstreamStderr,
-		version:       opts.Version,
-		stopGrace:     cfg.StopGrace,
-		maxBackoff:    cfg.MaxBackoff,
-		shutdownGrace: cfg.ShutdownGrace,
-		startupWait:   opts.StartupWait,
-		probe:         opts.Probe,
-		cacheTTL:      cfg.CacheTTL,
-		maxMessage:    cfg.MaxMessage,
-		wardens:       opts.Wardens,
-		byName:        map[string]*upstream{},
-		progress:      newProgressTable(),
-		metrics:       newMetrics(),
-		ready:         make(chan struct{}),
-		sessions:      map[*session]struct{}{},
-		elicitations:  map[string]*session{},
-		subs:          map[subKey]map[*session]string{},
+		cfg:          cfg,
+		log:          opts.Logger,
+		stderr:       opts.UpstreamStderr,
+		version:      opts.Version,
+		startupWait:  opts.StartupWait,
+		probe:        opts.Probe,
+		wardens:      opts.Wardens,
+		byName:       map[string]*upstream{},
+		progress:     newProgressTable(),
+		metrics:      newMetrics(),
+		ready:        make(chan struct{}),
+		sessions:     map[*session]struct{}{},
+		elicitations: map[string]*session{},
+		subs:         map[subKey]map[*session]string{},
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -139,20 +132,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.version == "" {
 		g.version = "dev"
 	}
-	if g.stopGrace <= 0 {
-		g.stopGrace = config.DefaultStopGrace
-	}
-	if g.maxBackoff <= 0 {
-		g.maxBackoff = config.DefaultMaxBackoff
-	}
-	if g.shutdownGrace <= 0 {
-		g.shutdownGrace = config.DefaultShutdownGrace
-	}
 	if g.startupWait <= 0 {
 		g.startupWait = 10 * time.Second
-	}
-	if g.cacheTTL <= 0 {
-		g.cacheTTL = config.DefaultCacheTTL
 	}
 	for _, s := range cfg.Enabled() {
 		u := newUpstream(g, s)
@@ -269,7 +250,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
-	grace := g.shutdownGrace
+	grace := g.cfg.ShutdownGrace
 	if a, ok := stream.(interface{ abandoned() bool }); ok && a.abandoned() {
 		grace = 0 // the client ended the session itself (DELETE): nobody waits for answers
 	}
@@ -279,8 +260,8 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	if err != nil {
 		// Every pending request is answered: abandon what is left, and give
 		// the handlers a moment to write their errors.
-		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.shutdownGrace)
-		s.abandoned.Store(true)
+		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.cfg.ShutdownGrace)
+		s.graceOver.Store(true)
 		s.conn.CancelHandlers()
 		wctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		s.conn.Wait(wctx)
@@ -432,30 +413,6 @@ func (g *Gateway) snapshotSessions() []*session {
 		}
 	}
 	return out
-}
-
-// relayLog passes an upstream's log message to every client that wants its
-// level, with the server named in logger.
-func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
-	var m struct {
-		Level  string `json:"level"`
-		Logger string `json:"logger"`
-	}
-	ms, err := jsonrpc.Members(params)
-	if err != nil || json.Unmarshal(params, &m) != nil {
-		u.log.Warn("skipped malformed notifications/message from upstream")
-		return
-	}
-	logger := u.name
-	if m.Logger != "" {
-		logger += "/" + m.Logger
-	}
-	out := ms.Replace(params, "logger", quote(logger))
-	for _, s := range u.audience() {
-		if s.wantsLog(m.Level) {
-			s.notify(notifyMessage, out)
-		}
-	}
 }
 
 // recoverRequest turns a panic while serving one message into an internal

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -283,7 +285,7 @@ func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
 
 // readBody reads a request body up to the message limit.
 func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	limit := f.g.maxMessage
+	limit := f.g.cfg.MaxMessage
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessage
 	}
@@ -299,7 +301,7 @@ func (f *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	if len(body) > limit {
 		prefix := body[:min(len(body), 64<<10)]
 		id := jsonrpc.ID{}
-		if ms, _ := jsonrpc.Members(prefix); ms != nil {
+		if ms, _ := rawjson.Members(prefix); ms != nil {
 			if raw, ok := ms.Get("id"); ok {
 				id, _ = jsonrpc.ParseID(raw)
 			}
@@ -345,7 +347,7 @@ func (f *HTTPFront) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if batch || !msg.IsRequest() {
-		if batch && hs.protocol != Version20250326 {
+		if batch && hs.protocol != version20250326 {
 			jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "batches are not supported in this protocol version"))
 			return
 		}
@@ -430,8 +432,8 @@ func (f *HTTPFront) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpS
 			}
 			json.Unmarshal(msg.Params, &p)
 			hs.protocol = p.ProtocolVersion
-			if !isSupportedVersion(hs.protocol) {
-				hs.protocol = LatestVersion
+			if !SupportsVersion(hs.protocol) {
+				hs.protocol = latestVersion
 			}
 			return hs, true, 0, nil
 		}
@@ -522,7 +524,7 @@ func (f *HTTPFront) lookup(r *http.Request) (*httpSession, int, error) {
 	if hs == nil || hs.stream.legacy {
 		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
 	}
-	if v := r.Header.Get(headerProtocol); v != "" && !isSupportedVersion(v) {
+	if v := r.Header.Get(headerProtocol); v != "" && !SupportsVersion(v) {
 		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, supportedVersions)
 	}
 	return hs, 0, nil

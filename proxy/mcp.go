@@ -4,23 +4,35 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // Protocol versions of the legacy (initialize-based) era, oldest first.
 const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	// LatestVersion is what mcpgate asks upstreams for and offers clients
+	version20241105 = "2024-11-05"
+	version20250326 = "2025-03-26"
+	version20250618 = "2025-06-18"
+	version20251125 = "2025-11-25"
+	// latestVersion is what mcpgate asks upstreams for and offers clients
 	// that ask for a version it does not know.
-	LatestVersion = Version20251125
+	latestVersion = version20251125
 )
 
-var supportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+var supportedVersions = []string{version20241105, version20250326, version20250618, version20251125}
 
-func isSupportedVersion(v string) bool { return slices.Contains(supportedVersions, v) }
+// SupportsVersion reports whether mcpgate speaks MCP protocol version v
+// (as a transport must check the MCP-Protocol-Version header).
+func SupportsVersion(v string) bool { return slices.Contains(supportedVersions, v) }
+
+// negotiateVersion is the version a session runs: the one the client asked
+// for if mcpgate speaks it, else the newest mcpgate speaks (the client then
+// decides whether it can go on).
+func negotiateVersion(requested string) string {
+	if SupportsVersion(requested) {
+		return requested
+	}
+	return latestVersion
+}
 
 // MCP method names.
 const (
@@ -87,4 +99,4 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func quote(s string) json.RawMessage { return jsonrpc.AppendString(nil, s) }
+func quote(s string) json.RawMessage { return rawjson.AppendString(nil, s) }

@@ -3,335 +3,132 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// methodInfo is everything the gateway knows about one client method: how
-// it is answered, and whether it is allowed before initialize. One table,
-// so that adding a method is one line, not a case in several switches.
-type methodInfo struct {
-	handle     func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error)
+// The gateway's facts about each MCP method live in two tables, one per
+// direction: what clients send it (clientMethods) and what upstream
+// servers send it (serverMethods). Adding a method is one line in one
+// table; the dispatchers below only look things up. (The transports keep
+// the few rules the spec gives them: over HTTP, initialize opens a
+// session, and a new upstream session repeats the first initialize.)
+
+// clientMethod is one method a client may send the gateway.
+type clientMethod struct {
+	// serve answers a request. rec is the audit record: serve says which
+	// server handled it and under which names.
+	serve func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error)
+	// notice handles a notification, on the session's reader, in order:
+	// it must not block.
+	notice func(s *session, params json.RawMessage)
+	// beforeInit: allowed before initialize has been answered. Other
+	// requests that arrive while initialize runs wait for it.
 	beforeInit bool
 }
 
-var methods map[string]methodInfo
+var clientMethods = map[string]clientMethod{
+	methodInitialize: {beforeInit: true, serve: func(s *session, ctx context.Context, p json.RawMessage, _ *auditRecord) (json.RawMessage, error) {
+		return s.initialize(ctx, p)
+	}},
+	methodPing: {beforeInit: true, serve: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+		return json.RawMessage("{}"), nil
+	}},
+	// Clients of the stateless 2026-07-28 protocol probe with
+	// server/discover; -32601 makes them fall back to initialize.
+	methodDiscover: {beforeInit: true, serve: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "%s (mcpgate speaks the initialize-based protocol, up to %s)", methodDiscover, latestVersion)
+	}},
+	methodToolsList:     {serve: listHandler(kindTools)},
+	methodPromptsList:   {serve: listHandler(kindPrompts)},
+	methodResourcesList: {serve: listHandler(kindResources)},
+	methodTemplatesList: {serve: listHandler(kindTemplates)},
+	methodToolsCall:     {serve: (*session).callTool},
+	methodPromptsGet:    {serve: nameHandler(methodPromptsGet, kindPrompts)},
+	methodResourcesRead: {serve: (*session).readResource},
+	methodComplete:      {serve: (*session).complete},
+	methodSetLevel:      {serve: (*session).setLevel},
+	methodSubscribe:     {serve: (*session).subscribe},
+	methodUnsubscribe:   {serve: (*session).unsubscribe},
 
-func init() {
-	methods = map[string]methodInfo{
-		methodInitialize: {beforeInit: true, handle: func(s *session, ctx context.Context, p json.RawMessage, _ *auditRecord) (json.RawMessage, error) {
-			return s.initialize(ctx, p)
-		}},
-		methodPing: {beforeInit: true, handle: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+	notifyInitialized:  {notice: (*session).clientReady},
+	notifyRootsChanged: {notice: func(s *session, _ json.RawMessage) { s.g.rootsChanged() }},
+	notifyCancelled: {notice: func(s *session, p json.RawMessage) {
+		if id, ok := cancelledRequest(p); ok {
+			s.conn.CancelIncoming(id) // unknown or finished ids are ignored
+		}
+	}},
+}
+
+// serverMethod is one method an upstream server may send the gateway.
+type serverMethod struct {
+	// serve answers a request to the client side.
+	serve func(u *upstream, ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error)
+	// notice handles a notification, on the upstream's reader, in order:
+	// it must not block.
+	notice func(u *upstream, params json.RawMessage)
+	// capability is what the client must have declared for a request to
+	// be passed on to it; the server gets an error at once otherwise.
+	capability string
+}
+
+// serverMethods is filled in init: serving a request looks up its own
+// entry (the capability it needs), which a package-level initializer
+// cannot refer to.
+var serverMethods map[string]serverMethod
+
+func init() { serverMethods = serverMethodTable() }
+
+func serverMethodTable() map[string]serverMethod {
+	return map[string]serverMethod{
+		methodPing: {serve: func(*upstream, context.Context, *jsonrpc.Message) (json.RawMessage, error) {
 			return json.RawMessage("{}"), nil
 		}},
-		// Clients of the stateless 2026-07-28 protocol probe with
-		// server/discover; -32601 makes them fall back to initialize.
-		methodDiscover: {beforeInit: true, handle: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
-			return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "%s (mcpgate speaks the initialize-based protocol, up to %s)", methodDiscover, LatestVersion)
+		methodSamplingCreate:    {serve: (*upstream).serveClientRequest, capability: "sampling"},
+		methodElicitationCreate: {serve: (*upstream).serveClientRequest, capability: "elicitation"},
+		methodRootsList:         {serve: (*upstream).serveClientRequest, capability: "roots"},
+
+		notifyCancelled: {notice: func(u *upstream, p json.RawMessage) {
+			if id, ok := cancelledRequest(p); ok {
+				if w, err := u.connectionNoWait(); err == nil {
+					w.conn.CancelIncoming(id)
+				}
+			}
 		}},
-		methodToolsList:     {handle: listHandler(kindTools)},
-		methodPromptsList:   {handle: listHandler(kindPrompts)},
-		methodResourcesList: {handle: listHandler(kindResources)},
-		methodTemplatesList: {handle: listHandler(kindTemplates)},
-		methodToolsCall:     {handle: nameHandler(methodToolsCall, kindTools)},
-		methodPromptsGet:    {handle: nameHandler(methodPromptsGet, kindPrompts)},
-		methodResourcesRead: {handle: (*session).readResource},
-		methodComplete:      {handle: (*session).complete},
-		methodSetLevel:      {handle: (*session).setLevel},
-		methodSubscribe:     {handle: (*session).subscribe},
-		methodUnsubscribe:   {handle: (*session).unsubscribe},
+		notifyElicitationComplete: {notice: func(u *upstream, p json.RawMessage) { u.g.relayElicitationComplete(u, p) }},
+		notifyResourceUpdated:     {notice: func(u *upstream, p json.RawMessage) { u.g.relayResourceUpdated(u, p) }},
+		notifyToolsChanged:        {notice: func(u *upstream, _ json.RawMessage) { u.listChanged(kindTools) }},
+		notifyPromptsChanged:      {notice: func(u *upstream, _ json.RawMessage) { u.listChanged(kindPrompts) }},
+		notifyResourcesChanged:    {notice: func(u *upstream, _ json.RawMessage) { u.listChanged(kindResources) }},
+		notifyMessage:             {notice: func(u *upstream, p json.RawMessage) { u.g.relayLog(u, p) }},
+		notifyProgress:            {notice: func(u *upstream, p json.RawMessage) { u.g.relayProgress(u, p) }},
 	}
 }
 
-// listHandler serves a merged list: in one page, or in pages of the
-// configured size.
-func listHandler(k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
-	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-		var p struct {
-			Cursor *string `json:"cursor"`
+// handle serves what an upstream sends on its own: requests to the client
+// side, and notifications.
+func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.RawMessage, err error) {
+	defer u.g.recoverRequest(msg, &err)
+	m, known := serverMethods[msg.Method]
+	switch {
+	case msg.IsNotification():
+		if m.notice != nil {
+			m.notice(u, msg.Params)
 		}
-		if len(params) > 0 {
-			json.Unmarshal(params, &p)
-		}
-		if s.g.cfg.PageSize > 0 && p.Cursor != nil {
-			rec.Server = "mcpgate"
-			return s.pagedList(nil, k, p.Cursor)
-		}
-		if p.Cursor != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown cursor %q: mcpgate returns every %s in one page", *p.Cursor, kindNoun[k])
-		}
-		results := s.g.fetchAll(ctx, k)
-		rec.Server = "*"
-		for _, r := range results {
-			if r.err == nil && !r.skipped {
-				rec.Servers = append(rec.Servers, r.up.name)
-			}
-		}
-		var res json.RawMessage
-		if s.g.cfg.PageSize > 0 {
-			var err error
-			if res, err = s.pagedList(results, k, nil); err != nil {
-				return nil, err
-			}
-		} else {
-			res, _, _ = s.g.merge(k, results)
-		}
-		return s.reportMissing(k, results, res), nil
+		return nil, nil
+	case !known || m.serve == nil:
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "mcpgate does not serve %s to upstreams", msg.Method)
 	}
+	return m.serve(u, ctx, msg)
 }
 
-// reportMissing tells the client which servers a list lacks, so that
-// nothing is dropped silently: the result's _meta names them with the
-// reason, and a warning log message says it in words.
-func (s *session) reportMissing(k kind, results []listResult, res json.RawMessage) json.RawMessage {
-	type missing struct {
-		Server string `json:"server"`
-		Reason string `json:"reason"`
-	}
-	var gone []missing
-	for _, r := range results { // every configured server has a result
-		if r.err != nil {
-			gone = append(gone, missing{r.up.name, s.g.redact(r.err.Error())})
-		}
-	}
-	if len(gone) == 0 {
-		return res
-	}
-	var words []string
-	for _, m := range gone {
-		words = append(words, m.Server)
-		s.g.log.Warn("list incomplete", "method", kinds[k].list, "server", m.Server, "reason", m.Reason)
-	}
-	if s.wantsLog("warning") {
-		s.notify(notifyMessage, mustJSON(map[string]any{
-			"level":  "warning",
-			"logger": "mcpgate",
-			"data":   fmt.Sprintf("%s is missing what these servers offer, because they are unavailable: %s", kinds[k].list, strings.Join(words, ", ")),
-		}))
-	}
-	ms, err := jsonrpc.SplitValid(res)
-	if err != nil {
-		return res
-	}
-	return ms.Replace(res, "_meta", mustJSON(map[string]any{metaUnavailable: gone}))
-}
-
-// nameHandler routes a request by its "name" param (tools/call,
-// prompts/get), renaming it to the upstream's own name.
-func nameHandler(method string, k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
-	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-		rt, name, params, err := s.routeParam(ctx, params, "name", k)
-		if err != nil {
-			return nil, err
-		}
-		res, err := s.forward(ctx, rt, method, name, params, rec)
-		if err == nil {
-			s.g.names.remember(rt.up, method, res)
-		}
-		if err == nil && method == methodToolsCall {
-			res = downgradeContent(res, s.protocolVersion())
-		}
-		return res, err
-	}
-}
-
-// forward sends a routed request upstream, with the client's progress token
-// replaced by a minted one for as long as the request runs.
-func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
-	up, err := s.g.serving(ctx, rt.up)
-	if err != nil {
-		return nil, err
-	}
-	req, _ := requestFrom(ctx)
-	params, release, watch := s.g.mapProgressToken(s, req.id, up, params)
-	defer release()
-	return up.callWatched(ctx, method, params, watch)
-}
-
-// routeParam resolves the name or URI a request carries in params[key] and
-// returns the route, the name as the client wrote it, and params with the
-// upstream's own name in its place.
-func (s *session) routeParam(ctx context.Context, params json.RawMessage, key string, k kind) (route, string, json.RawMessage, error) {
-	ms, name, err := stringParam(params, key)
-	if err != nil {
-		return route{}, "", nil, err
-	}
-	rt, err := s.g.resolve(ctx, k, name)
-	if err != nil {
-		return route{}, "", nil, err
-	}
-	if rt.name != name {
-		params = ms.Replace(params, key, quote(rt.name))
-	}
-	return rt, name, params, nil
-}
-
-// stringParam reads a required string member of params.
-func stringParam(params json.RawMessage, key string) (jsonrpc.MemberList, string, error) {
-	if len(params) == 0 {
-		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
-	}
-	ms, err := jsonrpc.Members(params)
-	if err != nil {
-		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
-	}
-	raw, ok := ms.Get(key)
-	var v string
-	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
-		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
-	}
-	return ms, v, nil
-}
-
-// readResource routes resources/read by URI, and gives the contents back
-// under the URI the client asked for.
-func (s *session) readResource(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	rt, uri, params, err := s.routeParam(ctx, params, "uri", kindResources)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
-	if err == nil {
-		s.g.names.remember(rt.up, methodResourcesRead, res)
-	}
-	if err != nil || rt.name == uri {
-		return res, err
-	}
-	return renameContents(res, rt.name, uri), nil
-}
-
-// renameContents rewrites contents[].uri from the upstream's URI to the
-// exposed one. Anything it cannot read is passed on unchanged.
-func renameContents(res json.RawMessage, from, to string) json.RawMessage {
-	ms, err := jsonrpc.Members(res)
-	if err != nil {
-		return res
-	}
-	arr, ok := ms.Get("contents")
-	var contents []json.RawMessage
-	if !ok || json.Unmarshal(arr, &contents) != nil {
-		return res
-	}
-	changed := false
-	for i, c := range contents {
-		cm, err := jsonrpc.Members(c)
-		if err != nil {
-			continue
-		}
-		var uri string
-		if raw, ok := cm.Get("uri"); ok && json.Unmarshal(raw, &uri) == nil && uri == from {
-			contents[i] = cm.Replace(c, "uri", quote(to))
-			changed = true
-		}
-	}
-	if !changed {
-		return res
-	}
-	out := []byte{'['}
-	for i, c := range contents {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c...)
-	}
-	return ms.Replace(res, "contents", append(out, ']'))
-}
-
-// complete routes completion/complete by its ref: a prompt by name, a
-// resource template (or resource) by URI.
-func (s *session) complete(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	if len(params) == 0 {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
-	}
-	ms, err := jsonrpc.Members(params)
-	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
-	}
-	ref, ok := ms.Get("ref")
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref is required")
-	}
-	var r struct {
-		Type string `json:"type"`
-	}
-	json.Unmarshal(ref, &r)
-	var k kind
-	var key string
-	switch r.Type {
-	case "ref/prompt":
-		k, key = kindPrompts, "name"
-	case "ref/resource":
-		k, key = kindTemplates, "uri"
-	default:
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref.type must be \"ref/prompt\" or \"ref/resource\", not %q", r.Type)
-	}
-	rm, name, err := stringParam(ref, key)
-	if err != nil {
-		return nil, fmt.Errorf("%w (in params.ref)", err)
-	}
-	rt, err := s.g.resolve(ctx, k, name)
-	if err != nil && k == kindTemplates {
-		rt, err = s.g.resolve(ctx, kindResources, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rt.name != name {
-		params = ms.Replace(params, "ref", rm.Replace(ref, key, quote(rt.name)))
-	}
-	return s.forward(ctx, rt, methodComplete, name, params, rec)
-}
-
-// setLevel records the client's log level and passes the most verbose level
-// any client wants to every upstream that logs, answering once all replied.
-func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+// cancelledRequest reads the request id of notifications/cancelled.
+func cancelledRequest(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
-		Level string `json:"level"`
+		RequestID jsonrpc.ID `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil || logRank(p.Level) < 0 {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.level must be one of %s", strings.Join(logLevels, ", "))
+	if json.Unmarshal(params, &p) != nil || !p.RequestID.IsValid() {
+		return jsonrpc.ID{}, false
 	}
-	s.mu.Lock()
-	s.logLevel = p.Level
-	s.mu.Unlock()
-	level := p.Level
-	for _, other := range s.g.snapshotSessions() {
-		other.mu.Lock()
-		if l := other.logLevel; l != "" && logRank(l) < logRank(level) {
-			level = l
-		}
-		other.mu.Unlock()
-	}
-	out := mustJSON(map[string]string{"level": level})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, base := range s.g.upstreams {
-		u, ok := s.servingNoStart(base)
-		if !ok {
-			continue // an isolated server's instance gets the level when it starts
-		}
-		if _, ok := u.capability("logging"); !ok {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := u.call(ctx, methodSetLevel, out); err != nil && !errors.Is(err, context.Canceled) {
-				s.g.log.Warn("logging/setLevel failed upstream", "server", u.name, "err", err)
-				return
-			}
-			mu.Lock()
-			rec.Servers = append(rec.Servers, u.name)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	rec.Server = "*"
-	return json.RawMessage("{}"), nil
+	return p.RequestID, true
 }

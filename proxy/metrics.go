@@ -62,7 +62,7 @@ func (m *metrics) observe(r *auditRecord) {
 // once cost 1.16 GB and a 201 MB /metrics page. The audit trail keeps the
 // name as sent.
 func methodLabel(method string) string {
-	if _, ok := methods[method]; ok {
+	if m, ok := clientMethods[method]; ok && m.serve != nil {
 		return method
 	}
 	return "other"

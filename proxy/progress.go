@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -84,7 +86,7 @@ func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream,
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
 		return params, noop, nil
 	}
-	ms, err := jsonrpc.Members(params)
+	ms, err := rawjson.Members(params)
 	if err != nil {
 		return params, noop, nil
 	}
@@ -92,7 +94,7 @@ func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream,
 	if !ok || len(meta) == 0 || meta[0] != '{' {
 		return params, noop, nil
 	}
-	mm, err := jsonrpc.SplitValid(meta)
+	mm, err := rawjson.SplitValid(meta)
 	if err != nil {
 		return params, noop, nil
 	}
@@ -108,7 +110,7 @@ func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream,
 // it, with that client's own token. Progress for a token that is unknown,
 // finished, or another upstream's is dropped.
 func (g *Gateway) relayProgress(u *upstream, params json.RawMessage) {
-	ms, err := jsonrpc.Members(params)
+	ms, err := rawjson.Members(params)
 	if err != nil {
 		return
 	}

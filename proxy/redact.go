@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -104,7 +106,7 @@ func redactJSON(b []byte, redact func(string) string) []byte {
 		}
 		if r := redact(s); r != s {
 			out = append(out, b[done:i]...)
-			out = jsonrpc.AppendString(out, r)
+			out = rawjson.AppendString(out, r)
 			done = end + 1
 		}
 		i = end

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,16 +18,18 @@ type session struct {
 	conn      *jsonrpc.Conn
 	out       *outbox     // the way out to the client; conn writes through it
 	closing   atomic.Bool // set when Serve is done: notifications stop
-	abandoned atomic.Bool // set when the shutdown grace ran out
+	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 
 	ready chan struct{} // closed when the client sent notifications/initialized
 
-	mu          sync.Mutex
-	initialized bool   // initialize was answered
-	protocol    string // negotiated protocol version
-	clientInfo  implementation
-	clientCaps  map[string]json.RawMessage // what the client declared
-	logLevel    string                     // set by logging/setLevel; empty: everything
+	mu           sync.Mutex
+	initializing chan struct{} // while initialize runs: closed when it has been answered
+	readyPending bool          // notifications/initialized came while initialize ran
+	initialized  bool          // initialize was answered
+	protocol     string        // negotiated protocol version
+	clientInfo   implementation
+	clientCaps   map[string]json.RawMessage // what the client declared
+	logLevel     string                     // set by logging/setLevel; empty: everything
 }
 
 func newSession(g *Gateway, stream jsonrpc.Stream) *session {
@@ -43,12 +43,10 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 	})
 	s.conn = jsonrpc.NewConn(s.out, jsonrpc.Options{
 		Handler: s,
-		// initialize keeps its place before the notifications after it.
-		Ordered: func(method string) bool { return method == methodInitialize },
 		Batches: func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return s.protocol == Version20250326 // the one version with batches
+			return s.protocol == version20250326 // the one version with batches
 		},
 		OnBadInput: func(err error) {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
@@ -96,11 +94,15 @@ func (s *session) notifyRelated(method string, params json.RawMessage, related j
 	s.out.offer((&jsonrpc.Message{Method: method, Params: params}).Encode(), related)
 }
 
-// Handle serves one message from the client and records it in the audit
-// trail.
+// Handle serves one message from the client (see clientMethods), and
+// records each request in the audit trail.
 func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
 	if msg.IsNotification() {
-		s.handleNotification(msg)
+		var err error
+		defer s.g.recoverRequest(msg, &err)
+		if m := clientMethods[msg.Method]; m.notice != nil {
+			m.notice(s, msg.Params)
+		}
 		return nil, nil
 	}
 	start := time.Now()
@@ -108,207 +110,81 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	res, err := s.dispatch(withRequest(ctx, s, msg.ID), msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		if s.abandoned.Load() && errors.Is(err, context.Canceled) {
-			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.shutdownGrace)
+		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
+			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.cfg.ShutdownGrace)
 		}
 		we := redactError(err, s.g.redact) // upstream errors echo URLs, commands, tokens
 		err = we
 		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
-		rec.BytesOut = jsonrpc.ResponseSize(msg.ID, nil, we)
+		rec.BytesOut = responseSize(msg.ID, nil, we)
 	} else {
-		rec.Outcome, rec.BytesOut, rec.Result = "ok", jsonrpc.ResponseSize(msg.ID, res, nil), res
-		if msg.Method == methodToolsCall && s.g.audit != nil {
-			rec.ToolError = isToolError(res)
-		}
+		rec.Outcome, rec.BytesOut, rec.Result = "ok", responseSize(msg.ID, res, nil), res
 	}
 	s.g.metrics.observe(rec)
 	s.g.audit.write(rec)
 	return res, err
 }
 
-func isToolError(result json.RawMessage) bool {
-	ms, err := jsonrpc.Members(result)
-	if err != nil {
-		return false
-	}
-	v, _ := ms.Get("isError")
-	return string(v) == "true"
-}
-
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
-	m, ok := methods[msg.Method]
-	if !ok {
+	m := clientMethods[msg.Method]
+	if m.serve == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s", msg.Method)
 	}
-	if !m.beforeInit && !s.isInitialized() {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "%s before initialize; send initialize first", msg.Method)
+	if !m.beforeInit {
+		if err := s.awaitInitialize(ctx, msg.Method); err != nil {
+			return nil, err
+		}
 	}
-	return m.handle(s, ctx, msg.Params, rec)
+	return m.serve(s, ctx, msg.Params, rec)
 }
 
-func (s *session) handleNotification(msg *jsonrpc.Message) {
-	var err error
-	defer s.g.recoverRequest(msg, &err)
-	switch msg.Method {
-	case notifyInitialized:
+// awaitInitialize lets a request through once initialize has been
+// answered. One that comes while initialize runs (a client that does not
+// wait for its answer) waits for it; one that comes before is refused.
+func (s *session) awaitInitialize(ctx context.Context, method string) error {
+	s.mu.Lock()
+	done, running := s.initializing, s.initializing != nil
+	initialized := s.initialized
+	s.mu.Unlock()
+	if running {
 		select {
-		case <-s.ready:
-			return
-		default:
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		if !s.isInitialized() {
-			return
-		}
-		close(s.ready)
-		// A new client may have roots: servers that cached another answer
-		// should ask again.
-		if s.declares("roots") {
-			s.g.rootsChanged()
-		}
-	case notifyRootsChanged:
-		s.g.rootsChanged()
-	case notifyCancelled:
-		var p struct {
-			RequestID jsonrpc.ID `json:"requestId"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
-			s.conn.CancelIncoming(p.RequestID) // unknown or finished ids are ignored
-		}
+		initialized = s.isInitialized()
 	}
+	if !initialized {
+		return jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "%s before initialize; send initialize first", method)
+	}
+	return nil
 }
 
-// initialize answers the client's handshake. The gateway is the server here:
-// it does not forward the client's initialize to anyone.
-func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	var p struct {
-		ProtocolVersion string                     `json:"protocolVersion"`
-		ClientInfo      implementation             `json:"clientInfo"`
-		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "initialize needs params with a protocolVersion")
-	}
-	version := p.ProtocolVersion
-	if !isSupportedVersion(version) {
-		version = LatestVersion
-	}
+// clientReady handles notifications/initialized: the client is ready for
+// requests from the servers. One that comes while initialize still runs
+// takes effect when it has been answered.
+func (s *session) clientReady(json.RawMessage) {
 	s.mu.Lock()
-	if s.initialized {
-		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "the session is already initialized")
+	switch {
+	case s.initialized:
+		s.markReadyLocked()
+	case s.initializing != nil:
+		s.readyPending = true
 	}
 	s.mu.Unlock()
+}
 
-	// Wait (bounded) for the upstreams' first attempts so their capabilities
-	// and instructions can be in the answer.
+// markReadyLocked closes ready, once. A new client may have roots: servers
+// that cached another answer should ask again. s.mu held.
+func (s *session) markReadyLocked() {
 	select {
-	case <-s.g.ready:
-	case <-time.After(s.g.startupWait):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-s.ready:
+		return
+	default:
 	}
-	res := map[string]any{
-		"protocolVersion": version,
-		"capabilities":    s.g.capabilities(),
-		"serverInfo":      map[string]string{"name": "mcpgate", "version": s.g.version},
+	close(s.ready)
+	if _, ok := s.clientCaps["roots"]; ok {
+		s.g.rootsChanged() // never waits
 	}
-	if instr := s.g.instructions(); instr != "" {
-		res["instructions"] = instr
-	}
-	s.mu.Lock()
-	s.initialized, s.protocol, s.clientInfo, s.clientCaps = true, version, p.ClientInfo, p.Capabilities
-	s.mu.Unlock()
-	return mustJSON(res), nil
-}
-
-// capabilities are the union of what the connected upstreams offer. The
-// lists are also offered while any upstream is not connected yet (or failed
-// and may come back): capabilities cannot change after initialize, and a
-// list that is offered and empty is better than a server whose tools can
-// never appear. Every offered list may change as upstreams come and go, so
-// listChanged is always true.
-func (g *Gateway) capabilities() map[string]any {
-	caps := map[string]any{}
-	offer := func(name string) {
-		switch name {
-		case "tools", "prompts", "resources":
-			caps[name] = map[string]bool{"listChanged": true}
-		case "logging", "completions":
-			caps[name] = map[string]any{}
-		}
-	}
-	for _, u := range g.upstreams {
-		init, ok := u.knownInit()
-		if !ok {
-			offer("tools")
-			offer("prompts")
-			offer("resources")
-			continue
-		}
-		for _, name := range []string{"tools", "prompts", "resources", "logging", "completions"} {
-			if _, ok := init.Capabilities[name]; ok {
-				offer(name)
-			}
-		}
-		var rc listCapability
-		json.Unmarshal(init.Capabilities["resources"], &rc)
-		if rc.Subscribe {
-			caps["resources"] = map[string]bool{"listChanged": true, "subscribe": true}
-		}
-	}
-	return caps
-}
-
-// knownInit is the initialize answer a configured server gave: the live
-// one; for an isolated server, the last answer of any of its instances (an
-// isolated server not started yet offers what a server not connected yet
-// does: the lists).
-func (u *upstream) knownInit() (initializeResult, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.isolatedBase() {
-		return u.lastInit, u.hadInit
-	}
-	return u.init, u.state == stateConnected
-}
-
-// instructions combine every connected upstream's instructions under its name.
-func (g *Gateway) instructions() string {
-	var parts []string
-	for _, u := range g.upstreams {
-		init, connected := u.knownInit()
-		instr := strings.TrimSpace(init.Instructions)
-		if connected && instr != "" {
-			parts = append(parts, fmt.Sprintf("## %s\n%s", u.name, instr))
-		}
-	}
-	return strings.Join(parts, "\n\n")
-}
-
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-func logRank(level string) int {
-	for i, l := range logLevels {
-		if l == level {
-			return i
-		}
-	}
-	return -1
-}
-
-func (s *session) wantsLog(level string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logLevel == "" || logRank(level) >= logRank(s.logLevel)
-}
-
-// offers reports whether the server declared capability (see knownInit).
-func (u *upstream) offers(capability string) bool {
-	init, ok := u.knownInit()
-	if !ok {
-		return false
-	}
-	_, has := init.Capabilities[capability]
-	return has
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -122,7 +124,7 @@ func (g *Gateway) dropSubscriptions(s *session) {
 		if key.up.owner == s {
 			continue // the session's own instance stops with it
 		}
-		ctx, cancel := context.WithTimeout(g.ctx, g.stopGrace)
+		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.StopGrace)
 		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil && g.ctx.Err() == nil {
 			key.up.log.Warn("unsubscribing after a client left failed", "uri", key.uri, "err", err)
 		}
@@ -142,7 +144,7 @@ func (g *Gateway) dropElicitations(s *session) {
 
 // relayResourceUpdated passes an update to the sessions subscribed to it.
 func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
-	ms, err := jsonrpc.Members(params)
+	ms, err := rawjson.Members(params)
 	if err != nil {
 		return
 	}

@@ -66,7 +66,7 @@ func (u *upstream) supervise(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			if w != nil {
-				w.close(u.g.stopGrace)
+				w.close(u.g.cfg.StopGrace)
 			}
 			return
 		}
@@ -90,7 +90,7 @@ func (u *upstream) supervise(ctx context.Context) {
 			u.log.Debug("upstream still unavailable", "reason", err.Error(), "failures", failures)
 		}
 		failures++
-		wait := backoff(failures, u.g.maxBackoff)
+		wait := backoff(failures, u.g.cfg.MaxBackoff)
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
@@ -135,17 +135,17 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	start := time.Now()
 	var l link
 	if u.cfg.Type == config.TypeStdio {
-		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.maxMessage, grace: u.g.stopGrace, wardens: u.g.wardens}, func(line string) { u.g.upstreamStderr(u.name, line) })
+		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens}, func(line string) { u.g.upstreamStderr(u.name, line) })
 		if err != nil {
 			return nil, u.fail(err.Error())
 		}
 		l = p
 	} else {
-		hl := newHTTPLink(u.cfg, u.g.maxMessage, u.g.version, u.log)
+		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
 		hl.onReinit = u.resubscribe
 		l = hl
 	}
-	out := newOutbox(l, upstreamQueueBytes, false, u.g.stopGrace, func(queued int) {
+	out := newOutbox(l, upstreamQueueBytes, false, u.g.cfg.StopGrace, func(queued int) {
 		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
 	})
 	conn := jsonrpc.NewConn(out, jsonrpc.Options{
@@ -160,7 +160,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	}).Start()
 	w := &wire{conn: conn, out: out, link: l}
 	params := mustJSON(map[string]any{
-		"protocolVersion": LatestVersion,
+		"protocolVersion": latestVersion,
 		// Declared to every server, so that servers which offer some tools
 		// only to capable clients offer them; a request the actual client
 		// cannot serve gets an error (see serveClientRequest).
@@ -178,7 +178,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	if err == nil {
 		err = json.Unmarshal(raw, &res)
 	}
-	if err == nil && !isSupportedVersion(res.ProtocolVersion) {
+	if err == nil && !SupportsVersion(res.ProtocolVersion) {
 		err = fmt.Errorf("it answered protocol version %q, which mcpgate does not speak (it speaks %v)", res.ProtocolVersion, supportedVersions)
 	}
 	if err == nil {
@@ -196,14 +196,14 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 		case errors.Is(err, jsonrpc.ErrClosed):
 			reason = l.reason(2 * time.Second)
 		}
-		w.close(u.g.stopGrace)
+		w.close(u.g.cfg.StopGrace)
 		return nil, u.fail(reason)
 	}
 
 	u.mu.Lock()
 	if u.state == stateStopped {
 		u.mu.Unlock()
-		w.close(u.g.stopGrace)
+		w.close(u.g.cfg.StopGrace)
 		return nil, errors.New("stopped")
 	}
 	if u.connectedOnce {
@@ -243,7 +243,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 		}
 	}
 	u.mu.Unlock()
-	w.close(u.g.stopGrace)
+	w.close(u.g.cfg.StopGrace)
 	return reason
 }
 

@@ -244,46 +244,6 @@ func (u *upstream) sendCancel(w *wire, id jsonrpc.ID, reason string) {
 	w.out.offer((&jsonrpc.Message{Method: notifyCancelled, Params: params}).Encode(), jsonrpc.ID{})
 }
 
-// handle serves what the server sends on its own: requests to the client
-// side and notifications.
-func (u *upstream) handle(ctx context.Context, msg *jsonrpc.Message) (res json.RawMessage, err error) {
-	defer u.g.recoverRequest(msg, &err)
-	switch msg.Method {
-	case methodPing:
-		return json.RawMessage("{}"), nil
-	case methodSamplingCreate, methodElicitationCreate, methodRootsList:
-		return u.serveClientRequest(ctx, msg)
-	case notifyCancelled:
-		var p struct {
-			RequestID jsonrpc.ID `json:"requestId"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
-			if w, err := u.connectionNoWait(); err == nil {
-				w.conn.CancelIncoming(p.RequestID)
-			}
-		}
-	case notifyElicitationComplete:
-		u.g.relayElicitationComplete(u, msg.Params)
-	case notifyResourceUpdated:
-		u.g.relayResourceUpdated(u, msg.Params)
-	case notifyToolsChanged:
-		u.listChanged(kindTools)
-	case notifyPromptsChanged:
-		u.listChanged(kindPrompts)
-	case notifyResourcesChanged:
-		u.listChanged(kindResources)
-	case notifyMessage:
-		u.g.relayLog(u, msg.Params)
-	case notifyProgress:
-		u.g.relayProgress(u, msg.Params)
-	default:
-		if msg.IsRequest() {
-			return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "mcpgate does not serve %s to upstreams", msg.Method)
-		}
-	}
-	return nil, nil
-}
-
 // stop disconnects and ends the server. What is queued for it (the last
 // cancellations) gets a moment to reach it first.
 func (u *upstream) stop() {
@@ -292,7 +252,7 @@ func (u *upstream) stop() {
 	u.state, u.wire = stateStopped, nil
 	u.mu.Unlock()
 	if w != nil {
-		w.close(u.g.stopGrace)
+		w.close(u.g.cfg.StopGrace)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // What one upstream's memory of returned URIs may hold. A URI is charged
@@ -74,7 +74,7 @@ func returnedURIs(method string, res json.RawMessage) []string {
 	if !bytes.Contains(res, []byte(`"uri"`)) {
 		return nil // no URI at all: the usual tool result, settled at once
 	}
-	ms, err := jsonrpc.SplitValid(res)
+	ms, err := rawjson.SplitValid(res)
 	if err != nil {
 		return nil
 	}
@@ -86,7 +86,7 @@ func returnedURIs(method string, res json.RawMessage) []string {
 		}
 	case methodPromptsGet:
 		for _, msg := range arrayMember(ms, "messages") {
-			if mm, err := jsonrpc.SplitValid(msg); err == nil {
+			if mm, err := rawjson.SplitValid(msg); err == nil {
 				if block, ok := mm.Get("content"); ok {
 					uris = appendBlockURI(uris, block)
 				}
@@ -103,7 +103,7 @@ func returnedURIs(method string, res json.RawMessage) []string {
 // appendBlockURI adds the URI of a content block: a resource_link's own, or
 // an embedded resource's.
 func appendBlockURI(uris []string, block json.RawMessage) []string {
-	bm, err := jsonrpc.SplitValid(block)
+	bm, err := rawjson.SplitValid(block)
 	if err != nil {
 		return uris
 	}
@@ -124,7 +124,7 @@ func appendBlockURI(uris []string, block json.RawMessage) []string {
 
 // appendURIMember adds obj's "uri" member when it is a string.
 func appendURIMember(uris []string, obj json.RawMessage) []string {
-	om, err := jsonrpc.SplitValid(obj)
+	om, err := rawjson.SplitValid(obj)
 	if err != nil {
 		return uris
 	}
@@ -138,12 +138,12 @@ func appendURIMember(uris []string, obj json.RawMessage) []string {
 }
 
 // arrayMember returns the elements of ms[key] when it is an array.
-func arrayMember(ms jsonrpc.MemberList, key string) []json.RawMessage {
+func arrayMember(ms rawjson.MemberList, key string) []json.RawMessage {
 	raw, ok := ms.Get(key)
 	if !ok {
 		return nil
 	}
-	elems, err := jsonrpc.ElementsValid(raw)
+	elems, err := rawjson.ElementsValid(raw)
 	if err != nil {
 		return nil
 	}

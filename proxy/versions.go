@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // Each upstream's protocol version is negotiated on its own, and the
@@ -22,12 +22,12 @@ func versionAtLeast(v, min string) bool { return v >= min }
 // downgradeContent rewrites content blocks the client's version lacks:
 // resource_link (2025-06-18) and audio (2025-03-26).
 func downgradeContent(result json.RawMessage, clientVersion string) json.RawMessage {
-	needLink := !versionAtLeast(clientVersion, Version20250618) && bytes.Contains(result, []byte(`"resource_link"`))
-	needAudio := !versionAtLeast(clientVersion, Version20250326) && bytes.Contains(result, []byte(`"audio"`))
+	needLink := !versionAtLeast(clientVersion, version20250618) && bytes.Contains(result, []byte(`"resource_link"`))
+	needAudio := !versionAtLeast(clientVersion, version20250326) && bytes.Contains(result, []byte(`"audio"`))
 	if !needLink && !needAudio {
 		return result
 	}
-	ms, err := jsonrpc.SplitValid(result)
+	ms, err := rawjson.SplitValid(result)
 	if err != nil {
 		return result
 	}
@@ -35,7 +35,7 @@ func downgradeContent(result json.RawMessage, clientVersion string) json.RawMess
 	if !ok {
 		return result
 	}
-	blocks, err := jsonrpc.ElementsValid(content)
+	blocks, err := rawjson.ElementsValid(content)
 	if err != nil {
 		return result
 	}

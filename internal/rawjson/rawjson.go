@@ -1,4 +1,11 @@
-package jsonrpc
+// Package rawjson reads and edits JSON at the byte level, for a gateway that
+// passes messages through: it splits an object into its members and an
+// array into its elements without decoding the values, and replaces one
+// member's value while copying everything else byte for byte. Keys are
+// matched exactly (encoding/json matches them case-insensitively and keeps
+// the last of two duplicates; a proxy must not read a message differently
+// from the peer behind it), and a duplicate key is an error.
+package rawjson
 
 import (
 	"bytes"
@@ -65,7 +72,7 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 	i = skipSpace(obj, i+1)
 	for obj[i] != '}' {
 		keyEnd := skipString(obj, i)
-		key, err := unquote(obj[i:keyEnd])
+		key, err := Unquote(obj[i:keyEnd])
 		if err != nil {
 			return ms, err
 		}
@@ -147,10 +154,10 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// unquote returns the string a JSON string literal stands for. Plain ASCII
+// Unquote returns the string a JSON string literal stands for. Plain ASCII
 // needs no decoding; escapes and other bytes (invalid UTF-8 becomes U+FFFD)
 // go through encoding/json.
-func unquote(lit []byte) (string, error) {
+func Unquote(lit []byte) (string, error) {
 	if len(lit) >= 2 && plainASCII(lit) {
 		return string(lit[1 : len(lit)-1]), nil
 	}
@@ -238,10 +245,10 @@ func (k *keySet) repeated(ms MemberList, key string) bool {
 	return false
 }
 
-// prefixKeys reads what it can of an object that may be cut off or broken:
+// PrefixKeys reads what it can of an object that may be cut off or broken:
 // every key seen, including the one whose value was cut, and the members
 // read whole.
-func prefixKeys(prefix []byte) ([]string, MemberList) {
+func PrefixKeys(prefix []byte) ([]string, MemberList) {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -267,4 +274,64 @@ func prefixKeys(prefix []byte) ([]string, MemberList) {
 		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
 	}
 	return keys, ms
+}
+
+// Member is one key of a JSON object with its raw value.
+type Member struct {
+	Key   string
+	Value json.RawMessage // exact bytes of the value
+	Start int             // offset of Value within the object
+}
+
+// MemberList is the members of one object, in order.
+type MemberList []Member
+
+// Get returns the value of key, matched exactly.
+func (ms MemberList) Get(key string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Replace returns obj, already split into ms, with the value of key
+// replaced by value (added at the end when absent). The rest of obj is
+// copied byte for byte: nothing is re-encoded.
+func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
+	return ms.AppendReplaced(make([]byte, 0, len(obj)+len(value)), obj, key, value)
+}
+
+// AppendReplaced appends obj, with the value of key replaced, to dst.
+func (ms MemberList) AppendReplaced(dst, obj []byte, key string, value []byte) []byte {
+	for _, m := range ms {
+		if m.Key == key {
+			dst = append(dst, obj[:m.Start]...)
+			dst = append(dst, value...)
+			return append(dst, obj[m.Start+len(m.Value):]...)
+		}
+	}
+	end := bytes.LastIndexByte(obj, '}')
+	dst = append(dst, obj[:end]...)
+	if len(ms) > 0 {
+		dst = append(dst, ',')
+	}
+	dst = AppendString(dst, key)
+	dst = append(dst, ':')
+	dst = append(dst, value...)
+	return append(dst, obj[end:]...)
+}
+
+// AppendString appends s as a JSON string literal.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

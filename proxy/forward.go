@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Requests routed to one upstream by the name or URI they carry, and the
+// rewriting of what comes back.
+
+// nameHandler routes a request by its "name" param (tools/call,
+// prompts/get), renaming it to the upstream's own name. The URIs the answer
+// carries (resource links, embedded resources) are remembered as the
+// server's, so that a client reading them unprefixed reaches it.
+func nameHandler(method string, k kind) func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
+	return func(s *session, ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+		rt, name, params, err := s.routeParam(ctx, params, "name", k)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.forward(ctx, rt, method, name, params, rec)
+		if err == nil {
+			s.g.names.remember(rt.up, method, res)
+		}
+		return res, err
+	}
+}
+
+var forwardToolCall = nameHandler(methodToolsCall, kindTools)
+
+// callTool is tools/call: routed by name, and the result made readable for
+// the client's protocol version; a result with isError is a tool's own
+// failure, recorded as such (it is not an error of the request).
+func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	res, err := forwardToolCall(s, ctx, params, rec)
+	if err != nil {
+		return nil, err
+	}
+	rec.ToolError = isToolError(res)
+	return downgradeContent(res, s.protocolVersion()), nil
+}
+
+func isToolError(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(`"isError"`)) {
+		return false
+	}
+	ms, err := rawjson.SplitValid(result)
+	if err != nil {
+		return false
+	}
+	v, _ := ms.Get("isError")
+	return string(v) == "true"
+}
+
+// forward sends a routed request upstream, with the client's progress token
+// replaced by a minted one for as long as the request runs.
+func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+	up, err := s.g.serving(ctx, rt.up)
+	if err != nil {
+		return nil, err
+	}
+	req, _ := requestFrom(ctx)
+	params, release, watch := s.g.mapProgressToken(s, req.id, up, params)
+	defer release()
+	return up.callWatched(ctx, method, params, watch)
+}
+
+// routeParam resolves the name or URI a request carries in params[key] and
+// returns the route, the name as the client wrote it, and params with the
+// upstream's own name in its place.
+func (s *session) routeParam(ctx context.Context, params json.RawMessage, key string, k kind) (route, string, json.RawMessage, error) {
+	ms, name, err := stringParam(params, key)
+	if err != nil {
+		return route{}, "", nil, err
+	}
+	rt, err := s.g.resolve(ctx, k, name)
+	if err != nil {
+		return route{}, "", nil, err
+	}
+	if rt.name != name {
+		params = ms.Replace(params, key, quote(rt.name))
+	}
+	return rt, name, params, nil
+}
+
+// stringParam reads a required string member of params.
+func stringParam(params json.RawMessage, key string) (rawjson.MemberList, string, error) {
+	if len(params) == 0 {
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
+	}
+	ms, err := rawjson.Members(params)
+	if err != nil {
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
+	}
+	raw, ok := ms.Get(key)
+	var v string
+	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
+	}
+	return ms, v, nil
+}
+
+// readResource routes resources/read by URI, and gives the contents back
+// under the URI the client asked for.
+func (s *session) readResource(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	rt, uri, params, err := s.routeParam(ctx, params, "uri", kindResources)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
+	if err == nil {
+		s.g.names.remember(rt.up, methodResourcesRead, res)
+	}
+	if err != nil || rt.name == uri {
+		return res, err
+	}
+	return renameContents(res, rt.name, uri), nil
+}
+
+// renameContents rewrites contents[].uri from the upstream's URI to the
+// exposed one. Anything it cannot read is passed on unchanged.
+func renameContents(res json.RawMessage, from, to string) json.RawMessage {
+	ms, err := rawjson.Members(res)
+	if err != nil {
+		return res
+	}
+	arr, ok := ms.Get("contents")
+	var contents []json.RawMessage
+	if !ok || json.Unmarshal(arr, &contents) != nil {
+		return res
+	}
+	changed := false
+	for i, c := range contents {
+		cm, err := rawjson.Members(c)
+		if err != nil {
+			continue
+		}
+		var uri string
+		if raw, ok := cm.Get("uri"); ok && json.Unmarshal(raw, &uri) == nil && uri == from {
+			contents[i] = cm.Replace(c, "uri", quote(to))
+			changed = true
+		}
+	}
+	if !changed {
+		return res
+	}
+	out := []byte{'['}
+	for i, c := range contents {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c...)
+	}
+	return ms.Replace(res, "contents", append(out, ']'))
+}
+
+// complete routes completion/complete by its ref: a prompt by name, a
+// resource template (or resource) by URI.
+func (s *session) complete(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	if len(params) == 0 {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
+	}
+	ms, err := rawjson.Members(params)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
+	}
+	ref, ok := ms.Get("ref")
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref is required")
+	}
+	var r struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(ref, &r)
+	var k kind
+	var key string
+	switch r.Type {
+	case "ref/prompt":
+		k, key = kindPrompts, "name"
+	case "ref/resource":
+		k, key = kindTemplates, "uri"
+	default:
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.ref.type must be \"ref/prompt\" or \"ref/resource\", not %q", r.Type)
+	}
+	rm, name, err := stringParam(ref, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in params.ref)", err)
+	}
+	rt, err := s.g.resolve(ctx, k, name)
+	if err != nil && k == kindTemplates {
+		rt, err = s.g.resolve(ctx, kindResources, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rt.name != name {
+		params = ms.Replace(params, "ref", rm.Replace(ref, key, quote(rt.name)))
+	}
+	return s.forward(ctx, rt, methodComplete, name, params, rec)
+}

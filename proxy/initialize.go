@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// The client's handshake, which the gateway answers itself.
+
+// initialize answers the client's handshake. The gateway is the server here:
+// it does not forward the client's initialize to anyone.
+func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		ClientInfo      implementation             `json:"clientInfo"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "initialize needs params with a protocolVersion")
+	}
+	version := negotiateVersion(p.ProtocolVersion)
+	s.mu.Lock()
+	switch {
+	case s.initialized:
+		s.mu.Unlock()
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "the session is already initialized")
+	case s.initializing != nil:
+		s.mu.Unlock()
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "initialize is already under way on this session")
+	}
+	done := make(chan struct{})
+	s.initializing = done
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.initializing = nil
+		if s.initialized && s.readyPending {
+			s.markReadyLocked()
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
+
+	// Wait (bounded) for the upstreams' first attempts so their capabilities
+	// and instructions can be in the answer.
+	select {
+	case <-s.g.ready:
+	case <-time.After(s.g.startupWait):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    s.g.capabilities(),
+		"serverInfo":      map[string]string{"name": "mcpgate", "version": s.g.version},
+	}
+	if instr := s.g.instructions(); instr != "" {
+		res["instructions"] = instr
+	}
+	s.mu.Lock()
+	s.initialized, s.protocol, s.clientInfo, s.clientCaps = true, version, p.ClientInfo, p.Capabilities
+	s.mu.Unlock()
+	return mustJSON(res), nil
+}
+
+// capabilities are the union of what the connected upstreams offer. The
+// lists are also offered while any upstream is not connected yet (or failed
+// and may come back): capabilities cannot change after initialize, and a
+// list that is offered and empty is better than a server whose tools can
+// never appear. Every offered list may change as upstreams come and go, so
+// listChanged is always true.
+func (g *Gateway) capabilities() map[string]any {
+	caps := map[string]any{}
+	offer := func(name string) {
+		switch name {
+		case "tools", "prompts", "resources":
+			caps[name] = map[string]bool{"listChanged": true}
+		case "logging", "completions":
+			caps[name] = map[string]any{}
+		}
+	}
+	for _, u := range g.upstreams {
+		init, ok := u.knownInit()
+		if !ok {
+			offer("tools")
+			offer("prompts")
+			offer("resources")
+			continue
+		}
+		for _, name := range []string{"tools", "prompts", "resources", "logging", "completions"} {
+			if _, ok := init.Capabilities[name]; ok {
+				offer(name)
+			}
+		}
+		var rc listCapability
+		json.Unmarshal(init.Capabilities["resources"], &rc)
+		if rc.Subscribe {
+			caps["resources"] = map[string]bool{"listChanged": true, "subscribe": true}
+		}
+	}
+	return caps
+}
+
+// knownInit is the initialize answer a configured server gave: the live
+// one; for an isolated server, the last answer of any of its instances (an
+// isolated server not started yet offers what a server not connected yet
+// does: the lists).
+func (u *upstream) knownInit() (initializeResult, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.isolatedBase() {
+		return u.lastInit, u.hadInit
+	}
+	return u.init, u.state == stateConnected
+}
+
+// instructions combine every connected upstream's instructions under its name.
+func (g *Gateway) instructions() string {
+	var parts []string
+	for _, u := range g.upstreams {
+		init, connected := u.knownInit()
+		instr := strings.TrimSpace(init.Instructions)
+		if connected && instr != "" {
+			parts = append(parts, fmt.Sprintf("## %s\n%s", u.name, instr))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// offers reports whether the server declared capability (see knownInit).
+func (u *upstream) offers(capability string) bool {
+	init, ok := u.knownInit()
+	if !ok {
+		return false
+	}
+	_, has := init.Capabilities[capability]
+	return has
+}
