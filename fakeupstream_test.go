@@ -38,6 +38,7 @@ type fakeSpec struct {
 	IgnoreEOF    bool              `json:"ignore_eof"`           // keep running after stdin closes (until signalled)
 	IgnoreTERM   bool              `json:"ignore_term"`          // ignore SIGTERM too
 	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
+	InitWaitFile string            `json:"init_wait_for_file"`   // answer initialize only once this file exists
 	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
 	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
@@ -255,6 +256,9 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
+		if err := waitForFile(ctx, f.spec.InitWaitFile); err != nil {
+			return nil, err
+		}
 		return f.initialize(), nil
 	case "ping":
 		return json.RawMessage(`{}`), nil
@@ -427,17 +431,8 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		fmt.Fprintf(os.Stderr, "%s: crashing as told\n", f.spec.Name)
 		os.Exit(3)
 	}
-	if do.WaitForFile != "" {
-		for {
-			if _, err := os.Stat(do.WaitForFile); err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(5 * time.Millisecond): // polling a file for an event, not a sleep for timing
-			}
-		}
+	if err := waitForFile(ctx, do.WaitForFile); err != nil {
+		return nil, err
 	}
 	if do.AddTool != nil {
 		f.mu.Lock()
@@ -569,4 +564,19 @@ func (f *fake) flood(ctx context.Context, do fakeBehaviour) (json.RawMessage, er
 	}
 	text := fmt.Sprintf("refused %d of %d at once: %s", n, do.AskCount, first)
 	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}
+
+// waitForFile returns once name exists (at once for ""), or when ctx ends.
+func waitForFile(ctx context.Context, name string) error {
+	for name != "" {
+		if _, err := os.Stat(name); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond): // polling a file for an event, not a sleep for timing
+		}
+	}
+	return nil
 }

@@ -44,6 +44,12 @@ type Options struct {
 	// Batches reports whether a JSON array of messages is accepted right now.
 	// Nil: never; a batch is then answered with ErrInvalidRequest.
 	Batches func() bool
+	// Received, if not nil, is told of each request on the reader
+	// goroutine, in arrival order, before its handler starts; it must not
+	// block. It keeps the owner's state in step with the order in which
+	// the peer sent things, although handlers run concurrently (MCP: a
+	// request sent right after initialize waits for it).
+	Received func(msg *Message)
 	// OnBadInput is told of input that could not be answered: garbage without
 	// an id, or a response to no pending call. Nil: ignored.
 	OnBadInput func(err error)
@@ -347,6 +353,9 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	c.incoming[msg.ID] = flight
 	c.incomingBytes += msg.Size
 	c.mu.Unlock()
+	if c.opts.Received != nil {
+		c.opts.Received(msg)
+	}
 
 	run := func() *Message {
 		defer cancel()

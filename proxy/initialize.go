@@ -15,6 +15,12 @@ import (
 // initialize answers the client's handshake. The gateway is the server here:
 // it does not forward the client's initialize to anyone.
 func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	req, _ := requestFrom(ctx)
+	done, err := s.beginInitialize(req.id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.endInitialize(done)
 	var p struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		ClientInfo      implementation             `json:"clientInfo"`
@@ -24,27 +30,6 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "initialize needs params with a protocolVersion")
 	}
 	version := negotiateVersion(p.ProtocolVersion)
-	s.mu.Lock()
-	switch {
-	case s.initialized:
-		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "the session is already initialized")
-	case s.initializing != nil:
-		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "initialize is already under way on this session")
-	}
-	done := make(chan struct{})
-	s.initializing = done
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.initializing = nil
-		if s.initialized && s.readyPending {
-			s.markReadyLocked()
-		}
-		s.mu.Unlock()
-		close(done)
-	}()
 
 	// Wait (bounded) for the upstreams' first attempts so their capabilities
 	// and instructions can be in the answer.
@@ -66,6 +51,34 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.initialized, s.protocol, s.clientInfo, s.clientCaps = true, version, p.ClientInfo, p.Capabilities
 	s.mu.Unlock()
 	return mustJSON(res), nil
+}
+
+// beginInitialize claims the session's handshake for request id (received
+// may have claimed it already, when it read the request).
+func (s *session) beginInitialize(id jsonrpc.ID) (chan struct{}, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.initialized:
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "the session is already initialized")
+	case s.initializing != nil && s.initRequest != id:
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "initialize is already under way on this session")
+	case s.initializing == nil: // not seen by received (in a batch)
+		s.initializing, s.initRequest = make(chan struct{}), id
+	}
+	return s.initializing, nil
+}
+
+// endInitialize ends the handshake, answered or failed, and lets the
+// requests waiting for it go on.
+func (s *session) endInitialize(done chan struct{}) {
+	s.mu.Lock()
+	s.initializing = nil
+	if s.initialized && s.readyPending {
+		s.markReadyLocked()
+	}
+	s.mu.Unlock()
+	close(done)
 }
 
 // capabilities are the union of what the connected upstreams offer. The

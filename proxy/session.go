@@ -24,6 +24,7 @@ type session struct {
 
 	mu           sync.Mutex
 	initializing chan struct{} // while initialize runs: closed when it has been answered
+	initRequest  jsonrpc.ID    // the initialize request that runs
 	readyPending bool          // notifications/initialized came while initialize ran
 	initialized  bool          // initialize was answered
 	protocol     string        // negotiated protocol version
@@ -51,6 +52,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream) *session {
 		OnBadInput: func(err error) {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
 		},
+		Received:         s.received,
 		AnswerUnreadable: true,
 		MaxInFlight:      maxClientRequests,
 		MaxInFlightBytes: maxClientRequestBytes,
@@ -137,6 +139,19 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 		}
 	}
 	return m.serve(s, ctx, msg.Params, rec)
+}
+
+// received marks initialize as under way as soon as it is read, before its
+// handler runs, so that a request read after it waits for it.
+func (s *session) received(msg *jsonrpc.Message) {
+	if msg.Method != methodInitialize {
+		return
+	}
+	s.mu.Lock()
+	if !s.initialized && s.initializing == nil {
+		s.initializing, s.initRequest = make(chan struct{}), msg.ID
+	}
+	s.mu.Unlock()
 }
 
 // awaitInitialize lets a request through once initialize has been
