@@ -10,6 +10,9 @@ package pii
 // and, if the text there is written like a card but fails the checks, the
 // end of that shape.
 func matchCard(s string, i int) (end, shape int) {
+	if byteAt(s, i-1) == '-' { // a sign: -4576982950128230565 is an int64
+		return -1, 0
+	}
 	var groups [8]int // lengths
 	var digits [19]byte
 	n, total := 0, 0
@@ -42,6 +45,9 @@ func matchCard(s string, i int) (end, shape int) {
 	}
 	layout := total > len(digits) || cardLayout(groups[:n])
 	if total <= len(digits) && layout && numberEndOK(s, j) && validCard(digits[:total]) {
+		if n == 1 && inNumberList(s, i, j) {
+			return -1, j
+		}
 		return j, 0
 	}
 	// "4111 1111 1111 1111 123": a card followed by its CVV or an expiry in
@@ -67,6 +73,56 @@ func matchCard(s string, i int) (end, shape int) {
 		return -1, j
 	}
 	return -1, 0
+}
+
+// inNumberList reports whether the whole number s[i:j] stands next to
+// another long number (ten digits or more) that is not a card, with only a
+// comma, a semicolon, a bar or white space between: a column of int64
+// constants, hashes or ids, where one in ten passes Luhn. A list of card
+// numbers is still found: there the neighbours are cards too.
+func inNumberList(s string, i, j int) bool {
+	isList := func(c byte) bool { return c == ',' || c == ';' || c == '|' || isSpace(c) }
+	// The number after.
+	k := j
+	for k < len(s) && k-j < 3 && isList(s[k]) {
+		k++
+	}
+	if k > j && byteAt(s, k) == '-' {
+		k++
+	}
+	if longNonCard(s, k, digitsEnd(s, k)) {
+		return true
+	}
+	// The number before, integer or decimal (2251799813685250.5): its
+	// integer part.
+	e := i
+	for e > 0 && i-e < 3 && isList(s[e-1]) {
+		e--
+	}
+	if e == i {
+		return false
+	}
+	b := e
+	for b > 0 && (isDigit(s[b-1]) || s[b-1] == '.') {
+		b--
+	}
+	return longNonCard(s, b, digitsEnd(s, b))
+}
+
+// longNonCard reports whether s[i:j] is a run of ten or more digits that is
+// not a card number.
+func longNonCard(s string, i, j int) bool {
+	if j-i < 10 {
+		return false
+	}
+	if j-i > 19 {
+		return true
+	}
+	var digits [19]byte
+	for k := i; k < j; k++ {
+		digits[k-i] = s[k] - '0'
+	}
+	return !validCard(digits[:j-i])
 }
 
 func hasPrefix(groups, layout []int) bool {

@@ -34,16 +34,21 @@
 //
 // # Not found, deliberately
 //
-//   - Private, loopback, link-local, documentation and other non-public IP
-//     addresses, unless [Options.NonPublicIPs]: they name a machine on
-//     someone's own network, not a person. A dotted quad after a word such
-//     as "version", "build" or "section" is not an address either.
+//   - Unless [Options.AllIPs]: private, loopback, link-local, documentation
+//     and other special-purpose IP addresses (a machine on someone's own
+//     network, not a person); network addresses (ending in .0, or an IPv6
+//     interface identifier of zero); dotted quads of numbers below 32
+//     (1.2.3.4, 8.8.8.8, 4.2.11.2: sections, versions, OIDs, examples,
+//     resolvers). Never: a dotted quad after a word such as "version",
+//     "build" or "section", or with "V8" or "firmware" just before it.
 //   - Phone numbers written as bare digits (4155552671) other than E.164
 //     (+14155552671), local numbers without an area code (555-1234),
 //     numbers with the "00" international prefix, vanity numbers: without
 //     a shape they cannot be told from ids, counts and amounts.
-//   - Card numbers that are masked, partial, or inside a longer run of
-//     digits or digit groups; cards outside the major networks' ranges.
+//   - Card numbers that are masked, partial, signed (-4111…), inside a
+//     longer run of digits or digit groups, or in a list of long numbers
+//     that are not cards (int64 constants, ids: one in ten passes Luhn);
+//     cards outside the major networks' ranges.
 //   - Lower-case IBANs; IBANs of countries outside the SWIFT registry.
 //   - Quoted or non-ASCII e-mail local parts and internationalised domains
 //     written in Unicode (the xn-- form is found); module versions

@@ -56,7 +56,7 @@ func emailAround(text string, at, floor int) (start, end int) {
 		start++
 	}
 	local := text[start:at]
-	if local == "" || local[len(local)-1] == '.' || strings.Contains(local, "..") || isUserinfo(text, start) {
+	if local == "" || local[len(local)-1] == '.' || strings.Contains(local, "..") || isUserinfo(text, start) || byteAt(text, start-1) == '@' {
 		return 0, -1
 	}
 	end = domainEnd(text, at+1)
@@ -128,12 +128,16 @@ func alphaTLD(tld string) bool {
 	if len(tld) > 4 && equalFoldASCII(tld[:4], "xn--") {
 		return true
 	}
+	// All lower or all upper case: "m.Version" is a field in code.
+	var seen uint8
 	for k := 0; k < len(tld); k++ {
-		if byteClass[tld[k]]&(classUpper|classLower) == 0 {
+		c := byteClass[tld[k]]
+		if c&(classUpper|classLower) == 0 {
 			return false
 		}
+		seen |= c
 	}
-	return true
+	return seen != classUpper|classLower
 }
 
 // fileExtensions end names that look like domains in asset and module

@@ -18,7 +18,7 @@ func FuzzScan(f *testing.F) {
 		}
 	}
 	f.Add("(+44) 20 7946 0958 ::ffff:8.8.8.8 a@b.cd 4111 1111 1111 1111 123")
-	all, _ := New(Options{NonPublicIPs: true})
+	all, _ := New(Options{AllIPs: true})
 	detectors := []*Detector{Default(), all}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, d := range detectors {

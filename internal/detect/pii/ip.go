@@ -8,7 +8,7 @@ import (
 )
 
 // IP addresses are validated by net/netip, and by default only public ones
-// are reported (see Options.NonPublicIPs).
+// are reported (see Options.AllIPs).
 
 // matchIPv4 returns the end of the IPv4 address that starts at i, or -1.
 // A dotted quad after "version" or "section" is not an address, nor is one
@@ -31,24 +31,28 @@ func (d *Detector) matchIPv4(s string, i int) int {
 	if !numberEndOK(s, j) || (byteAt(s, j) == '.' && isAlnum(byteAt(s, j+1))) {
 		return -1
 	}
-	if isVersionWord(wordBefore(s, i)) || (j-i == 7 && keywordBefore(s, i, versionWindow, versionWords)) {
+	if !d.allIPs && smallOctets(s[i:j]) {
 		return -1
 	}
 	addr, err := netip.ParseAddr(s[i:j])
-	if err != nil || (!d.nonPublicIPs && !isPublic(addr)) {
+	if err != nil || (!d.allIPs && (!isPublic(addr) || addr.As4()[3] == 0)) {
+		return -1
+	}
+	if isVersionWord(wordBefore(s, i)) || keywordBefore(s, i, versionWindow, versionKeywords) {
 		return -1
 	}
 	return j
 }
 
 // versionWords name what dotted numbers other than addresses number.
-var versionWords = []string{"version", "ver", "release", "build", "firmware", "oid",
-	"section", "chapter", "table", "figure", "fig", "step", "item", "clause", "rule"}
+var versionWords = []string{"version", "ver", "v", "rev", "revision", "release", "build", "firmware",
+	"oid", "section", "chapter", "table", "figure", "fig", "step", "item", "clause", "rule"}
 
-// versionWindow: a quad of one-digit numbers (4.2.1.3) looks like a version
-// more than an address, so a version word anywhere this close before it
-// rules it out. Public addresses of that shape are resolvers (1.1.1.1,
-// 8.8.4.4), not anybody's personal data.
+// versionKeywords rule out a dotted quad anywhere in the versionWindow
+// bytes before it ("update V8 to 9.6.180.14"): words that hardly ever lead
+// to an address.
+var versionKeywords = []string{"version", "v8", "firmware", "bump"}
+
 const versionWindow = 32
 
 func isVersionWord(w string) bool {
@@ -59,6 +63,24 @@ func isVersionWord(w string) bool {
 		}
 	}
 	return false
+}
+
+// smallOctets reports whether every number of a dotted quad is below 32
+// (1.2.3.4, 8.8.8.8, 4.2.11.2): the shape of section, version and OID
+// numbers, examples and public resolvers, and of one address in 4000.
+func smallOctets(quad string) bool {
+	v := 0
+	for k := 0; k <= len(quad); k++ {
+		if k == len(quad) || quad[k] == '.' {
+			if v >= 32 {
+				return false
+			}
+			v = 0
+			continue
+		}
+		v = v*10 + int(quad[k]-'0')
+	}
+	return true
 }
 
 func isIPv6Char(c byte) bool { return isHex(c) || c == ':' || c == '.' }
@@ -106,7 +128,7 @@ func (d *Detector) ipv6In(text string, start, end int) (s, e int) {
 		return 0, -1
 	}
 	next := byteAt(text, end)
-	if next == '%' && d.nonPublicIPs { // zone: fe80::1%eth0
+	if next == '%' && d.allIPs { // zone: fe80::1%eth0
 		z := end + 1
 		for z < len(text) && (isAlnum(text[z]) || text[z] == '_' || text[z] == '-' || text[z] == '.') {
 			z++
@@ -120,7 +142,7 @@ func (d *Detector) ipv6In(text string, start, end int) (s, e int) {
 		return 0, -1
 	}
 	addr, err := netip.ParseAddr(text[start:end])
-	if err != nil || !addr.Is6() || (!d.nonPublicIPs && !isPublic(addr)) {
+	if err != nil || !addr.Is6() || (!d.allIPs && (!isPublic(addr) || isNetwork(addr))) {
 		return 0, -1
 	}
 	return start, end
@@ -147,7 +169,8 @@ var nonPublic = func() []netip.Prefix {
 	for _, p := range []string{
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
 		"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24",
-		"192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+		"192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
+		"192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
 		// IPv6 outside 2000::/3 is never public; inside it:
 		"2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20",
@@ -158,6 +181,23 @@ var nonPublic = func() []netip.Prefix {
 }()
 
 var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// isNetwork reports whether the interface identifier (the low 64 bits) of
+// an IPv6 address is zero: 2001:4860:: names a network (or its
+// subnet-router anycast), never a person's device. (IPv4 addresses ending
+// in .0 are left out for the same reason.)
+func isNetwork(addr netip.Addr) bool {
+	if addr.Is4In6() {
+		return false
+	}
+	b := addr.As16()
+	for _, x := range b[8:] {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // isPublic reports whether addr is a publicly routable unicast address.
 // An IPv4-mapped IPv6 address is judged by its IPv4 address.

@@ -10,7 +10,7 @@ package pii
 //   - North American: (415) 555-2671, 415-555-2671, 415.555.2671,
 //     1-800-555-0199, with valid area and exchange codes;
 //   - national, with a trunk 0: 020 7946 0958, 01 23 45 67 89,
-//     (02) 9876 5432, 03-1234-5678.
+//     01.23.45.67.89, (02) 9876 5432, 03-1234-5678, 030/1234567.
 //
 // Dates, times, versions, addresses, prices and ids are kept out by the
 // shapes (consistent separators, group sizes, digit counts: E.164 allows
@@ -80,7 +80,7 @@ func matchIntlPhone(s string, i int) int {
 	}
 	cc := countryCodeLen(number[:digits])
 	switch {
-	case cc == 0:
+	case cc == 0, ccInParens && (n == 1 || groups[0] != cc):
 		return -1
 	case n == 1: // E.164 written whole: +14155552671
 		if digits < 10 {
@@ -189,6 +189,8 @@ func matchNANP(s string, i int) int {
 
 func isPhoneSep(c byte) bool { return c == '-' || c == '.' || c == ' ' }
 
+func isTrunkSep(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' }
+
 // nanpCode reports whether code is a valid area code (area) or exchange:
 // NXX, N being 2-9, not N11 (service codes like 911), and for an area
 // code no 9 in the middle (reserved).
@@ -200,8 +202,9 @@ func nanpCode(code string, area bool) bool {
 }
 
 // matchTrunkPhone returns the end of the national number that starts at
-// s[i] with its trunk 0 ("020 …", "(020) …"), or -1: 10 or 11 digits in
-// 2 to 5 groups of at least two, one kind of separator.
+// s[i] with its trunk 0 ("020 …", "(020) …", "030/…"), or -1: 10 or 11
+// digits in 2 to 5 groups of at least two, one kind of separator after the
+// area code.
 func matchTrunkPhone(s string, i int) int {
 	j := i
 	paren := s[j] == '('
@@ -216,6 +219,7 @@ func matchTrunkPhone(s string, i int) int {
 		return -1
 	}
 	digits, groups := k-j, 1
+	pairs := k-j == 2 // every group two digits, as in France: 01 23 45 67 89
 	var sep byte
 	if paren {
 		if byteAt(s, k) != ')' {
@@ -230,8 +234,11 @@ func matchTrunkPhone(s string, i int) int {
 		}
 	} else {
 		sep = byteAt(s, k)
-		if (sep != ' ' && sep != '-') || !isDigit(byteAt(s, k+1)) || continuesGroups(s, i, sep) {
+		if !isTrunkSep(sep) || !isDigit(byteAt(s, k+1)) || continuesGroups(s, i, sep) {
 			return -1
+		}
+		if sep == '/' { // "030/1234567", "030/123 456 78": the area code apart
+			sep = 0
 		}
 		k++
 	}
@@ -242,17 +249,44 @@ func matchTrunkPhone(s string, i int) int {
 		}
 		digits += e - k
 		groups++
+		pairs = pairs && e-k == 2
 		k = e
 		c := byteAt(s, k)
-		if (c == ' ' || c == '-') && isDigit(byteAt(s, k+1)) && (sep == 0 || c == sep) {
+		if isTrunkSep(c) && c != '/' && isDigit(byteAt(s, k+1)) && (sep == 0 || c == sep) {
 			sep = c
 			k++
 			continue
 		}
 		break
 	}
-	if digits < 10 || digits > 11 || groups > 5 || !numberEndOK(s, k) {
+	if digits < 10 || digits > 11 || groups > 5 || !numberEndOK(s, k) || binaryDigits(s[i:k]) {
+		return -1
+	}
+	if pairs && (hexPairBefore(s, i) || hexPairAfter(s, k)) { // a hex dump
+		return -1
+	}
+	if sep == '.' && !pairs { // 01.23.45.67.89, but not 05.999999999
 		return -1
 	}
 	return k
+}
+
+// binaryDigits reports whether every digit in s is 0 or 1: a bit string.
+func binaryDigits(s string) bool {
+	for k := 0; k < len(s); k++ {
+		if s[k] > '1' && s[k] <= '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// hexPairBefore reports whether the text before i ends with a word of two
+// hex digits and a space ("6d 01 00 …"); hexPairAfter whether one follows k.
+func hexPairBefore(s string, i int) bool {
+	return byteAt(s, i-1) == ' ' && isHex(byteAt(s, i-2)) && isHex(byteAt(s, i-3)) && !isAlnum(byteAt(s, i-4))
+}
+
+func hexPairAfter(s string, k int) bool {
+	return byteAt(s, k) == ' ' && isHex(byteAt(s, k+1)) && isHex(byteAt(s, k+2)) && !isAlnum(byteAt(s, k+3))
 }

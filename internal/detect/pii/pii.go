@@ -40,8 +40,8 @@ var kinds = []Kind{
 	{"phone", "phone number: international (+CC …), North American, or national with a trunk 0, written with separators"},
 	{"credit_card", "payment card number: Luhn-valid, in a known issuer range (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro)"},
 	{"iban", "IBAN: known country, that country's length, mod-97 check"},
-	{"ipv4", "IPv4 address (public ones unless Options.NonPublicIPs)"},
-	{"ipv6", "IPv6 address (public ones unless Options.NonPublicIPs)"},
+	{"ipv4", "IPv4 address (public ones, see Options.AllIPs)"},
+	{"ipv6", "IPv6 address (public ones, see Options.AllIPs)"},
 	{"us_ssn", "US Social Security number: AAA-GG-SSSS, or bare digits after a keyword such as \"SSN\""},
 	{"es_dni", "Spanish DNI or NIE with its check letter"},
 	{"it_fiscal_code", "Italian codice fiscale with its check character"},
@@ -59,20 +59,25 @@ type Options struct {
 	// means every kind.
 	Kinds []string
 
-	// NonPublicIPs also reports IP addresses that are not publicly
-	// routable: loopback, private (RFC 1918, unique local), link-local,
-	// shared (100.64/10), documentation, benchmarking, multicast, reserved
-	// and unspecified. By default only public addresses are reported: the
-	// others name a machine on someone's own network, not a person, and
-	// tool output is full of them (127.0.0.1, 10.0.0.5, ::1).
-	NonPublicIPs bool
+	// AllIPs reports every valid IP address. By default only addresses
+	// that could be a person's are: not the special-purpose ranges
+	// (loopback, private, unique local, link-local, shared 100.64/10,
+	// documentation, benchmarking, multicast, reserved, unspecified), which
+	// name a machine on someone's own network and fill tool output
+	// (127.0.0.1, 10.0.0.5, ::1); not a dotted quad of numbers below 32
+	// (1.2.3.4, 8.8.8.8, 4.2.11.2), which in text is a section, version or
+	// OID number, an example or a public resolver far more often than
+	// anybody's address; and not a network address, an IPv4 address ending
+	// in .0 or an IPv6 address whose interface identifier is zero
+	// (2001:4860::).
+	AllIPs bool
 }
 
 // Detector finds personal data in text. It is safe for concurrent use; it
 // keeps no state between calls and compiles nothing.
 type Detector struct {
-	on           uint32 // bit kindID set: the kind is reported
-	nonPublicIPs bool
+	on     uint32 // bit kindID set: the kind is reported
+	allIPs bool
 }
 
 var _ detect.Detector = (*Detector)(nil)
@@ -80,7 +85,7 @@ var _ detect.Detector = (*Detector)(nil)
 // New returns a detector configured by opts, or an error naming a kind in
 // opts.Kinds that does not exist.
 func New(opts Options) (*Detector, error) {
-	d := &Detector{nonPublicIPs: opts.NonPublicIPs}
+	d := &Detector{allIPs: opts.AllIPs}
 	if len(opts.Kinds) == 0 {
 		d.on = 1<<len(kinds) - 1
 	}

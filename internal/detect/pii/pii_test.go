@@ -1,9 +1,11 @@
 package pii
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -24,15 +26,17 @@ var scanCases = []struct{ name, text string }{
 	{"email: scp target", "git@github.com:org/repo.git but not ⟦email:git@github.com⟧: done"},
 	{"email: escaped newline", `a,b\n⟦email:kim@example.com⟧,c`},
 	{"email: no dot in domain", "root@localhost"},
+	{"email: mixed-case TLD is code", "m.Path@m.Version, but ⟦email:BOB@EXAMPLE.COM⟧"},
 
 	{"ipv4 public", "from ⟦ipv4:93.184.216.34⟧:443"},
 	{"ipv4 private by default", "from 10.0.0.1 and 127.0.0.1 and 192.168.1.1"},
 	{"ipv4 version word", "version 93.184.216.34"},
-	{"ipv4 one-digit quad near version word", "ver 4.2.1.3 and then 4.2.1.4"},
-	{"ipv4 one-digit quad elsewhere", "dns ⟦ipv4:1.1.1.1⟧"},
+	{"ipv4 one-digit quads", "section 4.2.1.3, example 1.2.3.4, resolver 8.8.8.8"},
+	{"ipv4 version words", "v 1.15.8.1, build 52.94.236.248, update V8 to 9.6.180.14"},
 	{"ipv4 longer dotted", "1.3.6.1.4.1 and 8.8.8.8.in-addr.arpa"},
 	{"ipv4 leading zero", "010.1.1.1"},
-	{"ipv4 cidr", "⟦ipv4:93.184.216.0⟧/24"},
+	{"ipv4 cidr", "⟦ipv4:93.184.216.34⟧/32 but not the network 93.184.216.0/24"},
+	{"ipv6 network", "2001:4860:4860::/48 and 2a00:1450::"},
 	{"ipv6 public", "[⟦ipv6:2001:4860:4860::8888⟧]:53"},
 	{"ipv6 mapped is one finding", "⟦ipv6:::ffff:93.184.216.34⟧"},
 	{"ipv6 label", "ip:⟦ipv6:2606:4700:4700::1111⟧"},
@@ -41,6 +45,10 @@ var scanCases = []struct{ name, text string }{
 
 	{"card grouped", "⟦credit_card:4111 1111 1111 1111⟧"},
 	{"card in longer number", "41111111111111111 and 1234 4111 1111 1111 1111"},
+	{"card with a sign", "-4111111111111111"},
+	{"card among long numbers", "4111111111111111, 7243190128412341, 1234567890123"},
+	{"card after a long decimal", "{2251799813685250.5, 4111111111111111}"},
+	{"cards in a list", "⟦credit_card:4111111111111111⟧,⟦credit_card:5555555555554444⟧"},
 	{"card Luhn-invalid", "4111 1111 1111 1112"},
 	{"card unknown issuer", "1234567812345670"},
 	{"card then CVV", "⟦credit_card:5555 5555 5555 4444⟧ 321"},
@@ -58,13 +66,16 @@ var scanCases = []struct{ name, text string }{
 	{"ssn never issued", "000-22-1234 666-22-1234 900-22-1234 536-00-1234 536-22-0000 078-05-1120"},
 
 	{"phone international", "⟦phone:+44 20 7946 0958⟧"},
-	{"phone country code in parens", "⟦phone:(+44) 20 7946 0958⟧"},
+	{"phone country code in parens", "⟦phone:(+44) 20 7946 0958⟧ (⟦phone:+9876654310⟧)"},
 	{"phone trunk in parens", "⟦phone:+49 (0)30 1234567⟧"},
 	{"phone E.164", "⟦phone:+14155552671⟧"},
 	{"phone NANP", "⟦phone:(415) 555-2671⟧, ⟦phone:415.555.2671⟧, ⟦phone:1-800-555-0199⟧, ⟦phone:1 (800) 555-0199⟧"},
 	{"phone NANP bad area", "123-555-2671 911-555-2671"},
-	{"phone national", "⟦phone:020 7946 0958⟧, ⟦phone:01 23 45 67 89⟧"},
+	{"phone national", "⟦phone:020 7946 0958⟧, ⟦phone:01 23 45 67 89⟧, ⟦phone:01.23.45.67.89⟧"},
+	{"phone national hex dump", "00001b0 00 00 6d 01 00 00 00 00 and 01 23 45 67 89 ab"},
+	{"phone national bit string", "01110/11110 0110 1011 10"},
 	{"phone national in longer groups", "SN 2024 0815 4711 00"},
+	{"phone area code with slash", "⟦phone:030/12345678⟧, ⟦phone:0171/234 56 78⟧, 01/02/2024"},
 	{"phone not dates or times", "2024-06-01 12:30 +05:30 +1 +3.5% 01-02-2024"},
 	{"phone bare digits", "4155552671 02079460958"},
 
@@ -108,12 +119,12 @@ func TestScanAppends(t *testing.T) {
 	}
 }
 
-func TestOptionsNonPublicIPs(t *testing.T) {
-	d, err := New(Options{NonPublicIPs: true})
+func TestOptionsAllIPs(t *testing.T) {
+	d, err := New(Options{AllIPs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := parseSample("⟦ipv4:10.0.0.1⟧ ⟦ipv4:127.0.0.1⟧ [⟦ipv6:::1⟧]:80 ⟦ipv6:fe80::1%eth0⟧ ⟦ipv6:2001:db8::1⟧ ⟦ipv4:8.8.8.8⟧")
+	s, _ := parseSample("⟦ipv4:10.0.0.1⟧ ⟦ipv4:127.0.0.1⟧ [⟦ipv6:::1⟧]:80 ⟦ipv6:fe80::1%eth0⟧ ⟦ipv6:2001:db8::1⟧ ⟦ipv4:8.8.8.8⟧ ⟦ipv4:93.184.216.0⟧/24 ⟦ipv6:2001:4860::⟧/32")
 	if got := d.Scan(s.text, nil); !slices.Equal(got, s.want) {
 		t.Errorf("got %v, want %v", show(s.text, got), show(s.text, s.want))
 	}
@@ -177,5 +188,33 @@ func TestChecksums(t *testing.T) {
 		if !c.ok {
 			t.Errorf("%s: wrong", c.name)
 		}
+	}
+}
+
+// TestScanConcurrent: one detector, many goroutines, the same answers (run
+// with -race).
+func TestScanConcurrent(t *testing.T) {
+	samples := loadSamples(t, "testdata/labelled.txt")
+	d := Default()
+	want := make([][]detect.Finding, len(samples))
+	for k, s := range samples {
+		want[k] = d.Scan(s.text, nil)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Go(func() {
+			for k, s := range samples {
+				if got := d.Scan(s.text, nil); !slices.Equal(got, want[k]) {
+					errs <- fmt.Sprintf("line %d: got %v, want %v", s.line, got, want[k])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -13,13 +13,12 @@ const tokenLead = 8
 // byte.
 func (d *Detector) scanTokens(text string, i int, dst []detect.Finding) []detect.Finding {
 	if inWord(text, i) {
-		for i < len(text) && isAlnum(text[i]) {
-			i++
-		}
+		i = wordEnd(text, i)
 	}
 	for i < len(text) {
 		c := text[i]
-		if !isAlnum(c) || isEscape(text, i) {
+		switch cls := byteClass[c]; {
+		case cls == 0:
 			if (c == '+' || c == '(') && !inWord(text, i) {
 				if k, end := d.matchPunct(text, i); end > i {
 					dst = append(dst, finding(k, i, end))
@@ -28,6 +27,12 @@ func (d *Detector) scanTokens(text string, i int, dst []detect.Finding) []detect
 				}
 			}
 			i++
+			continue
+		case isEscape(text, i):
+			i++
+			continue
+		case cls == classLower: // no kind starts with one: skip the word
+			i = wordEnd(text, i)
 			continue
 		}
 		k, end, skip := d.matchWord(text, i)
@@ -40,11 +45,17 @@ func (d *Detector) scanTokens(text string, i int, dst []detect.Finding) []detect
 			i = skip
 			continue
 		}
-		for i < len(text) && isAlnum(text[i]) {
-			i++
-		}
+		i = wordEnd(text, i)
 	}
 	return dst
+}
+
+// wordEnd returns the end of the word at s[i].
+func wordEnd(s string, i int) int {
+	for i < len(s) && isAlnum(s[i]) {
+		i++
+	}
+	return i
 }
 
 // matchPunct tries the kinds that start with '+' or '(' at i, and returns

@@ -74,6 +74,8 @@ func numberStartOK(s string, i int) bool {
 		return false
 	case '.', '-':
 		return !isAlnum(byteAt(s, i-2))
+	case ':': // a clock (15:04:05), a ratio, a port
+		return !isDigit(byteAt(s, i-2))
 	default:
 		return !inWord(s, i)
 	}
