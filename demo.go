@@ -66,7 +66,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	toClient, fromGateway := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0))
+		served <- g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
 	}()
 	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
 

@@ -257,7 +257,7 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Info("the client closed stdout: shutting down", "err", err)
 		clientLeft()
 	}}
-	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage))
+	err := g.Serve(ctx, jsonrpc.NewLineStream(stdin, stdout, nil, cfg.MaxMessage), proxy.ServeOptions{})
 	if cerr := g.Close(); err == nil {
 		err = cerr
 	}

@@ -662,7 +662,7 @@ func (c *Conn) retireAll(cause error) {
 	c.pending = make(map[ID]*Call)
 	c.mu.Unlock()
 	err := ErrClosed
-	if cause != nil && cause != io.EOF && cause != ErrClosed {
+	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, ErrClosed) {
 		err = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
 	for _, call := range pending {

@@ -74,10 +74,8 @@ func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func(
 // requests in flight when they are several (ambiguous).
 func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok bool, sessions int) {
 	var related jsonrpc.ID
-	if rl, ok := u.currentLink().(interface {
-		relatedTo(jsonrpc.ID) (jsonrpc.ID, bool)
-	}); ok {
-		related, _ = rl.relatedTo(serverReq)
+	if l := u.currentLink(); l != nil {
+		related, _ = l.relatedTo(serverReq)
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()

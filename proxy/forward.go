@@ -66,9 +66,10 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 		return nil, err
 	}
 	req, _ := requestFrom(ctx)
-	params, release, watch := s.g.mapProgressToken(s, req.id, up, params)
+	dl := up.newDeadline()
+	params, release := s.g.mapProgressToken(s, req.id, up, params, dl)
 	defer release()
-	return up.callWatched(ctx, method, params, watch)
+	return up.callWatched(ctx, method, params, dl)
 }
 
 // routeParam resolves the name or URI a request carries in params[key] and

@@ -228,12 +228,31 @@ func (g *Gateway) Close() error {
 	return g.audit.close()
 }
 
+// ServeOptions describe one client session to Serve. The zero value suits
+// a stream that is the whole session (stdio).
+type ServeOptions struct {
+	// SessionID names the session in logs and the audit trail: over HTTP,
+	// the Mcp-Session-Id, so that they match what the client sees. Empty:
+	// 128 random bits.
+	SessionID string
+	// Ended, if not nil, reports whether the client ended the session
+	// itself (over HTTP, with DELETE): nobody waits for answers then, so
+	// requests in flight are cancelled at once rather than given the
+	// shutdown grace.
+	Ended func() bool
+}
+
 // Serve runs one client session over stream until the client ends it or
 // ctx is done. Requests in flight then get the config's shutdown_grace to
-// finish; the rest are answered with an error. Serve may be called concurrently, once
-// per client.
-func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
-	s := newSession(g, stream)
+// finish; the rest are answered with an error. Serve may be called
+// concurrently, once per client.
+//
+// A stream may also implement jsonrpc.RelatedWriter (to send a request's
+// progress and the server's requests with its answer, as Streamable HTTP
+// does), jsonrpc.MessageReader (when it has decoded what it reads), and
+// NotificationWriter (to drop notifications it has no room for).
+func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOptions) error {
+	s := newSession(g, stream, opts.SessionID)
 	g.mu.Lock()
 	g.sessions[s] = struct{}{}
 	g.mu.Unlock()
@@ -251,8 +270,8 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream) error {
 	case <-ctx.Done():
 	}
 	grace := g.cfg.ShutdownGrace
-	if a, ok := stream.(interface{ abandoned() bool }); ok && a.abandoned() {
-		grace = 0 // the client ended the session itself (DELETE): nobody waits for answers
+	if opts.Ended != nil && opts.Ended() {
+		grace = 0 // the client ended the session itself: nobody waits for answers
 	}
 	wctx, cancel := context.WithTimeout(context.Background(), grace)
 	err := s.conn.Wait(wctx)

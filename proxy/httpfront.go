@@ -462,7 +462,7 @@ func (f *HTTPFront) newSession(legacy bool) (*httpSession, error) {
 	f.mu.Unlock()
 	go func() {
 		defer f.serving.Done()
-		f.g.Serve(f.sessionsCtx, hs.stream)
+		f.g.Serve(f.sessionsCtx, hs.stream, ServeOptions{SessionID: hs.id, Ended: hs.stream.deleted.Load})
 		f.mu.Lock()
 		delete(f.sessions, hs.id)
 		f.mu.Unlock()

@@ -88,10 +88,10 @@ func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related json
 	return st.writeRelated(msg, related, final, false)
 }
 
-// writeNotification is WriteRelated for a notification (related, if valid,
+// WriteNotification is WriteRelated for a notification (related, if valid,
 // is the request it belongs to): one that must wait for a GET stream is
 // dropped when the backlog is full.
-func (st *httpStream) writeNotification(msg []byte, related jsonrpc.ID) error {
+func (st *httpStream) WriteNotification(msg []byte, related jsonrpc.ID) error {
 	return st.writeRelated(msg, related, false, true)
 }
 
@@ -162,10 +162,6 @@ func (st *httpStream) Close() error {
 	st.end()
 	return nil
 }
-
-func (st *httpStream) abandoned() bool { return st.deleted.Load() }
-
-func (st *httpStream) sessionID() string { return st.id }
 
 // end ends the session: its reader sees EOF and its streams finish.
 func (st *httpStream) end() {

@@ -18,7 +18,7 @@ func TestBacklogBoundedInBytes(t *testing.T) {
 		st := newHTTPStream("s", legacy, slog.New(slog.DiscardHandler), time.Second)
 		note := bytes.Repeat([]byte("n"), 64<<10)
 		for range 4 * backlogBytes / len(note) {
-			st.writeNotification(note, jsonrpc.ID{})
+			st.WriteNotification(note, jsonrpc.ID{})
 		}
 		if st.backlogBytes > backlogBytes {
 			t.Errorf("legacy=%v: %d bytes of notifications kept, want at most %d", legacy, st.backlogBytes, backlogBytes)

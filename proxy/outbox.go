@@ -64,11 +64,15 @@ type queued struct {
 	notification bool // offered: the stream may drop it too
 }
 
-// notificationWriter is a stream that may drop a notification it has no
-// room for (an HTTP session keeping messages for a GET stream not open),
-// where a request or response must wait.
-type notificationWriter interface {
-	writeNotification(msg []byte, related jsonrpc.ID) error
+// NotificationWriter is implemented by a client stream that keeps messages
+// for later and may have no room for one (an HTTP session keeping what
+// belongs to no request until the client opens its GET stream): the
+// gateway then hands it notifications through WriteNotification, which
+// may drop one; requests and responses come through Write and
+// WriteRelated, which must not drop anything. related, if valid, is the
+// client's request the notification belongs to.
+type NotificationWriter interface {
+	WriteNotification(msg []byte, related jsonrpc.ID) error
 }
 
 // Write queues a request or notification, waiting within ctx for room.
@@ -190,11 +194,11 @@ func (q *outbox) drain() {
 		}
 		q.mu.Unlock()
 		var err error
-		nw, dropper := q.Stream.(notificationWriter)
+		nw, dropper := q.Stream.(NotificationWriter)
 		rw, related := q.Stream.(jsonrpc.RelatedWriter)
 		switch {
 		case m.notification && dropper:
-			err = nw.writeNotification(m.msg, m.related)
+			err = nw.WriteNotification(m.msg, m.related)
 		case related && m.related.IsValid():
 			err = rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
 		case m.msg != nil:

@@ -213,6 +213,9 @@ func (p *process) exitReason(wait time.Duration) string {
 
 func (p *process) gone() <-chan struct{} { return p.exited }
 
+// relatedTo: nothing on stdio says which request a server's request is for.
+func (p *process) relatedTo(jsonrpc.ID) (jsonrpc.ID, bool) { return jsonrpc.ID{}, false }
+
 func (p *process) reason(wait time.Duration) string { return p.exitReason(wait) }
 
 // stop ends the process the way the MCP spec asks for stdio: close its

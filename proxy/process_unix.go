@@ -23,7 +23,7 @@ func (g groupSignals) kill() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
 
 // cleanup kills what the upstream left running in its group. A group id
 // is not reused while the group has members, so this reaches only ours.
-func (g groupSignals) cleanup() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) }
+func (g groupSignals) cleanup() { g.kill() }
 
 func describeExit(ee *exec.ExitError) string {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

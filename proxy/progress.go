@@ -22,40 +22,31 @@ type progressTable struct {
 }
 
 type progressEntry struct {
-	s       *session
-	request jsonrpc.ID // the client request the progress is about
-	up      *upstream
-	token   json.RawMessage // the client's own token, byte-exact
-	extend  func()          // pushes the request's deadline back; nil until set
+	s        *session
+	request  jsonrpc.ID // the client request the progress is about
+	up       *upstream
+	token    json.RawMessage // the client's own token, byte-exact
+	deadline *deadline       // the request's: progress pushes it back
 }
 
 func newProgressTable() *progressTable {
 	return &progressTable{byToken: map[string]*progressEntry{}}
 }
 
-// register mints a token for a request from s to up. release forgets it:
-// progress after the answer is dropped, as clients drop it anyway. watch
-// hands the entry the function that extends the request's deadline.
-func (t *progressTable) register(s *session, request jsonrpc.ID, up *upstream, token json.RawMessage) (minted json.RawMessage, release func(), watch func(func())) {
+// register mints a token for the entry's request. release forgets it:
+// progress after the answer is dropped, as clients drop it anyway.
+func (t *progressTable) register(e *progressEntry) (minted json.RawMessage, release func()) {
 	t.mu.Lock()
 	t.next++
 	minted = quote("mcpgate-" + strconv.FormatInt(t.next, 10))
 	key := string(minted)
-	t.byToken[key] = &progressEntry{s: s, request: request, up: up, token: token}
+	t.byToken[key] = e
 	t.mu.Unlock()
-	release = func() {
+	return minted, func() {
 		t.mu.Lock()
 		delete(t.byToken, key)
 		t.mu.Unlock()
 	}
-	watch = func(extend func()) {
-		t.mu.Lock()
-		if e := t.byToken[key]; e != nil {
-			e.extend = extend
-		}
-		t.mu.Unlock()
-	}
-	return minted, release, watch
 }
 
 func (t *progressTable) lookup(up *upstream, token json.RawMessage) (progressEntry, bool) {
@@ -79,31 +70,31 @@ func (t *progressTable) dropSession(s *session) {
 }
 
 // mapProgressToken replaces a client's _meta.progressToken in params with a
-// minted one. release must be called when the request is answered; watch
-// (nil without a token) takes the request's deadline extender.
-func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream, params json.RawMessage) (json.RawMessage, func(), func(func())) {
+// minted one, whose progress pushes dl back. release must be called when
+// the request is answered.
+func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream, params json.RawMessage, dl *deadline) (json.RawMessage, func()) {
 	noop := func() {}
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return params, noop, nil
+		return params, noop
 	}
 	ms, err := rawjson.Members(params)
 	if err != nil {
-		return params, noop, nil
+		return params, noop
 	}
 	meta, ok := ms.Get("_meta")
 	if !ok || len(meta) == 0 || meta[0] != '{' {
-		return params, noop, nil
+		return params, noop
 	}
 	mm, err := rawjson.SplitValid(meta)
 	if err != nil {
-		return params, noop, nil
+		return params, noop
 	}
 	token, ok := mm.Get("progressToken")
 	if !ok {
-		return params, noop, nil
+		return params, noop
 	}
-	minted, release, watch := g.progress.register(s, request, up, token)
-	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release, watch
+	minted, release := g.progress.register(&progressEntry{s: s, request: request, up: up, token: token, deadline: dl})
+	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release
 }
 
 // relayProgress sends an upstream's progress to the client that asked for
@@ -122,8 +113,6 @@ func (g *Gateway) relayProgress(u *upstream, params json.RawMessage) {
 	if !ok {
 		return
 	}
-	if e.extend != nil {
-		e.extend()
-	}
+	e.deadline.extend()
 	e.s.notifyRelated(notifyProgress, ms.Replace(params, "progressToken", e.token), e.request)
 }

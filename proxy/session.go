@@ -33,10 +33,9 @@ type session struct {
 	logLevel     string                     // set by logging/setLevel; empty: everything
 }
 
-func newSession(g *Gateway, stream jsonrpc.Stream) *session {
-	id := newSessionID()
-	if named, ok := stream.(interface{ sessionID() string }); ok {
-		id = named.sessionID() // HTTP: the Mcp-Session-Id, so logs and audit match what clients see
+func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
+	if id == "" {
+		id = newSessionID()
 	}
 	s := &session{g: g, id: id, ready: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {

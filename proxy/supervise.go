@@ -22,6 +22,10 @@ type link interface {
 	reason(wait time.Duration) string
 	// stop ends the link for good; grace bounds each step.
 	stop(grace time.Duration)
+	// relatedTo says which of our requests a server's request came with,
+	// when the transport says (over HTTP, the answer stream it came on);
+	// false when it does not (stdio).
+	relatedTo(serverRequest jsonrpc.ID) (ours jsonrpc.ID, ok bool)
 }
 
 // Reconnection backoff: exponential with full jitter, so that many gateways

@@ -153,16 +153,20 @@ func (u *upstream) capability(name string) (json.RawMessage, bool) {
 // notifications/cancelled; it is not restarted: a slow tool is not a dead
 // server.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return u.callWatched(ctx, method, params, nil)
+	return u.callWatched(ctx, method, params, u.newDeadline())
 }
+
+// newDeadline is a deadline for one request to u: its timeout, pushed back
+// by progress up to its max_timeout.
+func (u *upstream) newDeadline() *deadline { return newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout) }
 
 // errDeadline is the cause of a request context ended by its deadline.
 var errDeadline = errors.New("upstream deadline")
 
-// callWatched is call for a request whose progress the caller relays:
-// watch, if not nil, is handed the function that pushes the deadline back,
-// which each progress notification calls (up to the server's max_timeout).
-func (u *upstream) callWatched(ctx context.Context, method string, params json.RawMessage, watch func(extend func())) (json.RawMessage, error) {
+// callWatched is call with the request's deadline made by the caller, who
+// has handed it to the progress table: each progress notification for the
+// request pushes it back (up to the server's max_timeout).
+func (u *upstream) callWatched(ctx context.Context, method string, params json.RawMessage, dl *deadline) (json.RawMessage, error) {
 	w, err := u.connectionCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -181,11 +185,8 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	// outbox, the write, and the answer.
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	dl := newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout, func() { cancel(errDeadline) })
+	dl.start(func() { cancel(errDeadline) })
 	defer dl.stop()
-	if watch != nil {
-		watch(dl.extend)
-	}
 	call, err := w.conn.Go(tctx, method, params)
 	var res json.RawMessage
 	if err == nil {
@@ -202,7 +203,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 			u.sendCancel(w, call.ID(), "cancelled by the client")
 		}
 		return nil, ctx.Err()
-	case context.Cause(tctx) == errDeadline:
+	case errors.Is(context.Cause(tctx), errDeadline):
 		if call != nil {
 			u.sendCancel(w, call.ID(), "mcpgate timeout")
 		}
