@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/httpfront"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/proxy"
 )
@@ -313,7 +314,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 		return 1
 	}
 	g.Start()
-	front := proxy.NewHTTPFront(g, cfg.HTTP, ln.Addr().String())
+	front := httpfront.New(g, ln.Addr().String())
 	// No ReadTimeout: its deadline stays on the connection while a handler
 	// streams, and would end every event stream after it. Bodies get their
 	// own deadline in the front; IdleTimeout closes idle keep-alives.

@@ -202,6 +202,14 @@ func (g *Gateway) Start() {
 // whatever may quote the config.
 func (g *Gateway) Logger() *slog.Logger { return g.log }
 
+// Config is the configuration the gateway runs with: the one given to New,
+// with every default filled in.
+func (g *Gateway) Config() *config.Config { return g.cfg }
+
+// AuditState says how the audit trail fares: "ok", "failing" (writes fail;
+// requests are still served, and their records lost), or "" without one.
+func (g *Gateway) AuditState() string { return g.audit.state() }
+
 // Ready is closed when every upstream's first connection attempt has ended.
 func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/sse"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -108,10 +110,10 @@ func (l *httpLink) runLegacyStream(up chan struct{}) {
 		fail(fmt.Sprintf("GET %s (HTTP+SSE transport): HTTP %s", l.shown, resp.Status))
 		return
 	}
-	sr := newSSEReader(resp.Body, l.max)
+	sr := sse.NewReader(resp.Body, l.max)
 	for {
 		ev, err := sr.Next()
-		if errors.Is(err, errEventTooLarge) {
+		if errors.Is(err, sse.ErrEventTooLarge) {
 			continue
 		}
 		if err != nil {

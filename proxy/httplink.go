@@ -17,6 +17,12 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
+// The headers of MCP's Streamable HTTP transport.
+const (
+	headerSession  = "Mcp-Session-Id"
+	headerProtocol = "Mcp-Protocol-Version"
+)
+
 // httpLink reaches a remote MCP server over Streamable HTTP (or, for
 // "type": "sse" and servers that refuse a POST at connect time, the older
 // HTTP+SSE transport). As a jsonrpc.Stream it turns each Write into a POST

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/sse"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -143,13 +145,13 @@ func (l *httpLink) readAnswer(ctx context.Context, resp *http.Response, m *jsonr
 // stopAtAnswer ends the reading at the answer, for a resumed stream the
 // server may leave open.
 func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message, pos *streamPos, stopAtAnswer bool) bool {
-	sr := newSSEReader(body, l.max)
-	sr.lastID, sr.retry = pos.lastID, pos.retry
-	defer func() { pos.lastID, pos.retry = sr.lastID, sr.retry }()
+	sr := sse.NewReader(body, l.max)
+	sr.LastID, sr.Retry = pos.lastID, pos.retry
+	defer func() { pos.lastID, pos.retry = sr.LastID, sr.Retry }()
 	answered := false
 	for {
 		ev, err := sr.Next()
-		if errors.Is(err, errEventTooLarge) {
+		if errors.Is(err, sse.ErrEventTooLarge) {
 			l.log.Warn("skipped an over-size event from upstream", "limit", l.max)
 			continue
 		}

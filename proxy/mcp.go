@@ -24,6 +24,10 @@ var supportedVersions = []string{version20241105, version20250326, version202506
 // (as a transport must check the MCP-Protocol-Version header).
 func SupportsVersion(v string) bool { return slices.Contains(supportedVersions, v) }
 
+// ProtocolVersions are the MCP protocol versions mcpgate speaks, oldest
+// first.
+func ProtocolVersions() []string { return slices.Clone(supportedVersions) }
+
 // negotiateVersion is the version a session runs: the one the client asked
 // for if mcpgate speaks it, else the newest mcpgate speaks (the client then
 // decides whether it can go on).

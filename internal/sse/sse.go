@@ -1,4 +1,7 @@
-package proxy
+// Package sse reads and writes server-sent events, as the HTML living
+// standard defines the text/event-stream format, for both ends of MCP's
+// HTTP transports.
+package sse
 
 import (
 	"bytes"
@@ -8,45 +11,47 @@ import (
 	"strconv"
 )
 
-// Server-sent events, as the HTML living standard defines the
-// text/event-stream format: lines end in CRLF, LF or CR; "data" lines
-// accumulate; "id" sets the last event id; "retry" a reconnection time;
-// lines starting with ':' are comments; an empty line dispatches the event.
+// The format: lines end in CRLF, LF or CR; "data" lines accumulate; "id"
+// sets the last event id; "retry" a reconnection time; lines starting with
+// ':' are comments; an empty line dispatches the event.
 
-// sseEvent is one dispatched event.
-type sseEvent struct {
+// Event is one dispatched event.
+type Event struct {
 	Type string // "message" when the stream named none
 	Data []byte
 	ID   string // the last event id after this event
 }
 
-// errEventTooLarge reports an event over the reader's limit; the stream can
+// ErrEventTooLarge reports an event over the reader's limit; the stream can
 // go on with the next event.
-var errEventTooLarge = errors.New("event too large")
+var ErrEventTooLarge = errors.New("event too large")
 
-// sseReader reads events from a stream.
-type sseReader struct {
-	r        io.Reader
-	buf      []byte // read but not yet consumed
-	max      int    // limit on one event's data
-	lastID   string // persists across events, as the standard says
-	retry    int    // reconnection time in ms; -1 when the stream set none
-	skipLF   bool   // the previous line ended in CR: a leading LF belongs to it
-	started  bool   // past a leading byte order mark
-	overSize bool   // the event being read has broken the limit
+// Reader reads events from a stream.
+type Reader struct {
+	r   io.Reader
+	buf []byte // read but not yet consumed
+	max int    // limit on one event's data
+	// LastID is the last event id seen; it persists across events, as the
+	// standard says. Set it to go on from an earlier stream's.
+	LastID string
+	// Retry is the reconnection time in ms the stream set; -1 when none.
+	Retry    int
+	skipLF   bool // the previous line ended in CR: a leading LF belongs to it
+	started  bool // past a leading byte order mark
+	overSize bool // the event being read has broken the limit
 	eof      bool
 }
 
-func newSSEReader(r io.Reader, max int) *sseReader {
+func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = 16 << 20
 	}
-	return &sseReader{r: r, max: max, retry: -1}
+	return &Reader{r: r, max: max, Retry: -1}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF;
 // an event cut off by the end is discarded, as the standard says.
-func (r *sseReader) Next() (sseEvent, error) {
+func (r *Reader) Next() (Event, error) {
 	var (
 		typ  string
 		data []byte
@@ -55,12 +60,12 @@ func (r *sseReader) Next() (sseEvent, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if r.overSize {
 				r.overSize = false
-				return sseEvent{}, errEventTooLarge
+				return Event{}, ErrEventTooLarge
 			}
 			if !have {
 				typ = ""
@@ -72,7 +77,7 @@ func (r *sseReader) Next() (sseEvent, error) {
 			if typ == "" {
 				typ = "message"
 			}
-			return sseEvent{Type: typ, Data: data, ID: r.lastID}, nil
+			return Event{Type: typ, Data: data, ID: r.LastID}, nil
 		}
 		if line[0] == ':' {
 			continue
@@ -97,11 +102,11 @@ func (r *sseReader) Next() (sseEvent, error) {
 			data = append(data, '\n')
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				r.lastID = string(value)
+				r.LastID = string(value)
 			}
 		case "retry":
 			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 && isDigits(value) {
-				r.retry = n
+				r.Retry = n
 			}
 		}
 	}
@@ -119,7 +124,7 @@ func isDigits(b []byte) bool {
 // readLine returns the next line without its terminator. A line longer
 // than the event limit is cut short (its event is then too large), so
 // memory stays bounded whatever the stream holds.
-func (r *sseReader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, error) {
 	cut := false
 	for {
 		if r.skipLF && len(r.buf) > 0 {
@@ -170,9 +175,9 @@ func (r *sseReader) readLine() ([]byte, error) {
 	}
 }
 
-// writeSSE writes one event carrying data. Data with line breaks becomes
+// Write writes one "message" event carrying data (and id, unless empty). Data with line breaks becomes
 // several data lines, so any payload round-trips.
-func writeSSE(w io.Writer, id string, data []byte) error {
+func Write(w io.Writer, id string, data []byte) error {
 	var b bytes.Buffer
 	if id != "" {
 		fmt.Fprintf(&b, "id: %s\n", id)

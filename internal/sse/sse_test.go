@@ -1,4 +1,4 @@
-package proxy
+package sse
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ type wantEvent struct{ typ, data, id string }
 
 func readAll(t *testing.T, r io.Reader, max int) ([]wantEvent, []error) {
 	t.Helper()
-	sr := newSSEReader(r, max)
+	sr := NewReader(r, max)
 	var evs []wantEvent
 	var errs []error
 	for range 100 {
@@ -23,7 +23,7 @@ func readAll(t *testing.T, r io.Reader, max int) ([]wantEvent, []error) {
 		}
 		if err != nil {
 			errs = append(errs, err)
-			if !errors.Is(err, errEventTooLarge) {
+			if !errors.Is(err, ErrEventTooLarge) {
 				return evs, errs
 			}
 			continue
@@ -86,7 +86,7 @@ func TestSSEReaderLimit(t *testing.T) {
 		t.Fatalf("1 MiB event under the default limit: %d events, %v", len(got), errs)
 	}
 	got, errs = readAll(t, strings.NewReader(in), 1000)
-	if len(errs) != 1 || !errors.Is(errs[0], errEventTooLarge) || len(got) != 1 || got[0].data != "small" {
+	if len(errs) != 1 || !errors.Is(errs[0], ErrEventTooLarge) || len(got) != 1 || got[0].data != "small" {
 		t.Fatalf("over the limit: got %q, %v", got, errs)
 	}
 }
@@ -94,7 +94,7 @@ func TestSSEReaderLimit(t *testing.T) {
 func TestWriteSSERoundTrip(t *testing.T) {
 	for _, data := range []string{`{"jsonrpc":"2.0"}`, "two\nlines", "cr\rand\r\ncrlf", ""} {
 		var b bytes.Buffer
-		writeSSE(&b, "5", []byte(data))
+		Write(&b, "5", []byte(data))
 		got, errs := readAll(t, &b, 0)
 		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(data)
 		if len(errs) > 0 || len(got) != 1 || got[0].data != want || got[0].id != "5" {
@@ -110,13 +110,13 @@ func FuzzSSEReader(f *testing.F) {
 		if max < 1 || max > 1<<16 {
 			return
 		}
-		sr := newSSEReader(bytes.NewReader(in), max)
+		sr := NewReader(bytes.NewReader(in), max)
 		for range len(in) + 2 {
 			ev, err := sr.Next()
 			if err == io.EOF {
 				return
 			}
-			if errors.Is(err, errEventTooLarge) {
+			if errors.Is(err, ErrEventTooLarge) {
 				continue
 			}
 			if err != nil {

@@ -1,4 +1,4 @@
-package proxy
+package httpfront
 
 import (
 	"bufio"
@@ -10,24 +10,26 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // newTestFront serves an HTTP front for a gateway whose one upstream is
 // never started: enough for what the front does before a request reaches
 // the gateway.
-func newTestFront(t *testing.T, opts Options, tune func(*HTTPFront)) (*HTTPFront, *httptest.Server) {
+func newTestFront(t *testing.T, opts proxy.Options, tune func(*Front)) (*Front, *httptest.Server) {
 	t.Helper()
 	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
 	opts.Logger = slog.New(slog.DiscardHandler)
-	g, err := New(cfg, opts)
+	g, err := proxy.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	front := NewHTTPFront(g, cfg.HTTP, ts.Listener.Addr().String())
+	front := New(g, ts.Listener.Addr().String())
 	if tune != nil {
 		tune(front)
 	}
@@ -46,7 +48,7 @@ func newTestFront(t *testing.T, opts Options, tune func(*HTTPFront)) (*HTTPFront
 // connection closed once the body deadline passes, whatever the path: the
 // server must not go on waiting for the rest of the body (issue 8, item 15).
 func TestBodyStallClosesConnection(t *testing.T) {
-	_, ts := newTestFront(t, Options{}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
+	_, ts := newTestFront(t, proxy.Options{}, func(f *Front) { f.bodyTimeout = 50 * time.Millisecond })
 	for _, target := range []string{"POST /mcp", "POST /messages?sessionId=none", "DELETE /mcp", "GET /healthz"} {
 		t.Run(target, func(t *testing.T) {
 			conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -74,7 +76,7 @@ func TestBodyStallClosesConnection(t *testing.T) {
 // than it is still delivered.
 func TestBodyDeadlineLiftedForTheAnswer(t *testing.T) {
 	// initialize waits StartupWait for the upstreams, which never start.
-	_, ts := newTestFront(t, Options{StartupWait: 300 * time.Millisecond}, func(f *HTTPFront) { f.bodyTimeout = 50 * time.Millisecond })
+	_, ts := newTestFront(t, proxy.Options{StartupWait: 300 * time.Millisecond}, func(f *Front) { f.bodyTimeout = 50 * time.Millisecond })
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -112,7 +114,7 @@ func initialize(t *testing.T, ts *httptest.Server) string {
 // and what the session sends next is kept for the next stream instead of
 // waiting forever (issue 8, item 7).
 func TestUnreadStreamEnds(t *testing.T) {
-	front, ts := newTestFront(t, Options{StartupWait: time.Millisecond}, func(f *HTTPFront) { f.writeTimeout = 100 * time.Millisecond })
+	front, ts := newTestFront(t, proxy.Options{StartupWait: time.Millisecond}, func(f *Front) { f.writeTimeout = 100 * time.Millisecond })
 	id := initialize(t, ts)
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -143,4 +145,50 @@ func TestUnreadStreamEnds(t *testing.T) {
 	case <-time.After(20 * time.Second): // a generous limit for the event
 		t.Fatal("the stream nobody reads is still open")
 	}
+}
+
+// A session unused for session_idle (no request, no open stream) expires:
+// clients often never send DELETE. One in use does not, however long.
+func TestIdleSessionExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &config.Config{
+			Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}},
+			HTTP:    config.HTTP{SessionIdle: time.Minute},
+		}
+		g, err := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := New(g, "127.0.0.1:0")
+		idle, err := f.newSession(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy, err := f.newSession(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy.use(1) // a request in flight, or an open stream
+		has := func(hs *httpSession) bool {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.sessions[hs.id] == hs
+		}
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		if !has(idle) {
+			t.Fatal("a session idle for 50s expired; session_idle is 1m")
+		}
+		time.Sleep(40 * time.Second) // idle 90s: past session_idle and a janitor round
+		synctest.Wait()
+		if has(idle) {
+			t.Fatal("a session idle for 90s is still open; session_idle is 1m")
+		}
+		if !has(busy) {
+			t.Fatal("a session in use expired")
+		}
+		busy.use(-1)
+		f.Close()
+		g.Close()
+	})
 }

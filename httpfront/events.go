@@ -1,0 +1,145 @@
+package httpfront
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/sse"
+)
+
+// Writing to a client: one message, or one event of a stream, at a time,
+// each within a deadline.
+
+// clientWriter writes to a client's response, each message with its own
+// write deadline, so that a client that stops reading cannot hold the
+// handler, and the session's queue behind it, forever.
+type clientWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter {
+	return clientWriter{w, http.NewResponseController(w), timeout}
+}
+
+// write runs fn with the deadline set, then flushes.
+func (cw clientWriter) write(fn func() error) error {
+	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	if err := fn(); err != nil {
+		return err
+	}
+	return cw.rc.Flush()
+}
+
+func (cw clientWriter) status(code int) error {
+	return cw.write(func() error { cw.w.WriteHeader(code); return nil })
+}
+
+func (cw clientWriter) json(code int, msg []byte) error {
+	return cw.write(func() error {
+		cw.w.Header().Set("Content-Type", "application/json")
+		cw.w.WriteHeader(code)
+		_, err := cw.w.Write(msg)
+		return err
+	})
+}
+
+func (cw clientWriter) startEvents() error {
+	return cw.write(func() error {
+		cw.w.Header().Set("Content-Type", "text/event-stream")
+		cw.w.Header().Set("Cache-Control", "no-cache")
+		cw.w.WriteHeader(http.StatusOK)
+		return nil
+	})
+}
+
+func (cw clientWriter) event(msg []byte) error {
+	return cw.write(func() error { return sse.Write(cw.w, "", msg) })
+}
+
+func (cw clientWriter) comment(text string) error {
+	return cw.write(func() error {
+		_, err := fmt.Fprintf(cw.w, ": %s\n\n", text)
+		return err
+	})
+}
+
+func (cw clientWriter) raw(fn func(io.Writer) error) error {
+	return cw.write(func() error { return fn(cw.w) })
+}
+
+// streamOpen reports whether the session's GET stream is open.
+func (st *httpStream) streamOpen() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.standalone != nil
+}
+
+// sseSink is an open GET stream.
+type sseSink struct {
+	ch   chan []byte   // unbuffered: each message waits for the handler to take it
+	done chan struct{} // closed when the GET's handler has returned
+}
+
+// keepAlive is how often an idle event stream gets a comment, so that
+// proxies between mcpgate and the client do not cut it.
+const keepAlive = 25 * time.Second
+
+// serveStandalone serves the session's GET stream until the client leaves,
+// stops reading, or the session ends. preamble, if not nil, writes first
+// (the legacy endpoint event).
+func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, preamble func(io.Writer) error) {
+	sink := &sseSink{ch: make(chan []byte), done: make(chan struct{})}
+	st.mu.Lock()
+	if st.standalone != nil {
+		st.mu.Unlock()
+		http.Error(w, "this session already has a stream open", http.StatusConflict)
+		return
+	}
+	st.standalone = sink
+	backlog := st.backlog
+	st.backlog, st.backlogBytes, st.dropping = nil, 0, false
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		if st.standalone == sink {
+			st.standalone = nil
+		}
+		st.mu.Unlock()
+		close(sink.done)
+	}()
+	cw := newClientWriter(w, st.writeTimeout)
+	if cw.startEvents() != nil {
+		return
+	}
+	if preamble != nil && cw.raw(preamble) != nil {
+		return
+	}
+	for i, m := range backlog {
+		backlog[i] = nil // let what went out go
+		if cw.event(m) != nil {
+			return
+		}
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case m := <-sink.ch:
+			if cw.event(m) != nil {
+				return
+			}
+		case <-tick.C:
+			if cw.comment("keep-alive") != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-st.ended:
+			return
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package httpfront
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// guard checks what every MCP request must pass: the Host (DNS
+// rebinding), the Origin, and the bearer token.
+func (f *Front) guard(next http.Handler) http.Handler {
+	return f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// checkOrigin checks the Host (DNS rebinding) and the Origin: what every
+// request must pass, with a token or without.
+func (f *Front) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.hostAllowed(r.Host) {
+			http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o) {
+			http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tokenValid checks an Authorization header. The scheme is
+// case-insensitive (RFC 9110, section 11.1): "bearer" is "Bearer".
+func (f *Front) tokenValid(header string) bool {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	token = strings.TrimLeft(token, " ")
+	valid := 0
+	for _, t := range f.cfg.Tokens {
+		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
+	}
+	return valid == 1
+}
+
+// isLoopbackHost reports whether host names this machine. Host names are
+// case-insensitive (RFC 4343): LOCALHOST is localhost.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func (f *Front) hostAllowed(host string) bool {
+	if f.cfg.AllowedHosts == nil {
+		h := splitHost(host)
+		return isLoopbackHost(h) || strings.EqualFold(h, splitHost(f.addr)) && h != ""
+	}
+	for _, a := range f.cfg.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, splitHost(host)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Front) originAllowed(origin string) bool {
+	if f.cfg.AllowedOrigins == nil {
+		u, err := url.Parse(origin)
+		return err == nil && isLoopbackHost(u.Hostname())
+	}
+	for _, a := range f.cfg.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package httpfront
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// httpSession is one client's session over HTTP.
+type httpSession struct {
+	id     string
+	stream *httpStream
+
+	mu       sync.Mutex
+	protocol string // the version initialize's answer gave
+	lastUsed time.Time
+	active   int // requests and streams open now
+}
+
+func (hs *httpSession) setVersion(v string) {
+	hs.mu.Lock()
+	hs.protocol = v
+	hs.mu.Unlock()
+}
+
+func (hs *httpSession) version() string {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.protocol
+}
+
+// sessionFor finds the session a POST belongs to, or makes one for an
+// initialize (created). It checks MCP-Protocol-Version on every later request.
+func (f *Front) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpSession, created bool, status int, err error) {
+	id := r.Header.Get(headerSession)
+	if id == "" {
+		if msg != nil && msg.Method == methodInitialize {
+			hs, err := f.newSession(false)
+			if err != nil {
+				return nil, false, http.StatusServiceUnavailable, err
+			}
+			return hs, true, 0, nil
+		}
+		return nil, false, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
+	}
+	hs, status, err = f.lookup(r)
+	return hs, false, status, err
+}
+
+// newSession starts a session whose stream is fed by HTTP requests.
+func (f *Front) newSession(legacy bool) (*httpSession, error) {
+	id := newSessionID()
+	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, errors.New("mcpgate is shutting down: it takes no new sessions")
+	}
+	if len(f.sessions) >= f.cfg.MaxSessions {
+		f.mu.Unlock()
+		f.g.Logger().Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
+		return nil, fmt.Errorf("too many sessions open (max_sessions is %d); try again later", f.cfg.MaxSessions)
+	}
+	f.sessions[hs.id] = hs
+	f.serving.Add(1)
+	f.mu.Unlock()
+	go func() {
+		defer f.serving.Done()
+		f.g.Serve(f.sessionsCtx, hs.stream, proxy.ServeOptions{SessionID: hs.id, Ended: hs.stream.deleted.Load})
+		f.mu.Lock()
+		delete(f.sessions, hs.id)
+		f.mu.Unlock()
+	}()
+	return hs, nil
+}
+
+func (hs *httpSession) use(delta int) {
+	hs.mu.Lock()
+	hs.active += delta
+	hs.lastUsed = time.Now()
+	hs.mu.Unlock()
+}
+
+func (hs *httpSession) idleSince() (time.Time, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.lastUsed, hs.active == 0
+}
+
+// expireIdle ends sessions unused for session_idle: clients often never
+// send DELETE (the TypeScript SDK's close() does not).
+func (f *Front) expireIdle() {
+	defer f.janitor.Done()
+	tick := time.NewTicker(min(f.cfg.SessionIdle/4+time.Millisecond, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-tick.C:
+		}
+		f.mu.Lock()
+		var expired []*httpSession
+		for id, hs := range f.sessions {
+			if last, idle := hs.idleSince(); idle && time.Since(last) > f.cfg.SessionIdle {
+				expired = append(expired, hs)
+				delete(f.sessions, id)
+			}
+		}
+		f.mu.Unlock()
+		for _, hs := range expired {
+			f.g.Logger().Info("HTTP session expired", "session", hs.id, "idle", f.cfg.SessionIdle)
+			hs.stream.end()
+		}
+	}
+}
+
+// lookup finds the session a request names, and checks the protocol
+// version it says it speaks.
+func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
+	id := r.Header.Get(headerSession)
+	if id == "" {
+		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header", headerSession)
+	}
+	f.mu.Lock()
+	hs := f.sessions[id]
+	f.mu.Unlock()
+	if hs == nil || hs.stream.legacy {
+		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
+	}
+	if v := r.Header.Get(headerProtocol); v != "" && !proxy.SupportsVersion(v) {
+		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, proxy.ProtocolVersions())
+	}
+	return hs, 0, nil
+}
+
+// serveGet opens the session's stream for messages not tied to a request.
+func (f *Front) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "GET opens an event stream: send Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	hs, status, err := f.lookup(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	hs.use(1)
+	defer hs.use(-1)
+	hs.stream.serveStandalone(w, r, nil)
+}
+
+func (f *Front) serveDelete(w http.ResponseWriter, r *http.Request) {
+	hs, status, err := f.lookup(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	f.drop(hs)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// drop ends a session at once: nobody waits for the answers to its
+// requests in flight.
+func (f *Front) drop(hs *httpSession) {
+	f.mu.Lock()
+	delete(f.sessions, hs.id)
+	f.mu.Unlock()
+	hs.stream.deleted.Store(true)
+	hs.stream.end()
+}
+
+// newSessionID returns 128 random bits, hex-encoded: a session id carries
+// no meaning and cannot be guessed.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
