@@ -293,17 +293,9 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger) (func(), erro
 // serveHTTP runs the gateway as a shared service over HTTP until ctx ends.
 func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *slog.Logger, stderr io.Writer) int {
 	addr := cfg.HTTP.Listen
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if err := httpfront.CheckListen(cfg.HTTP); err != nil {
 		// The address may come from a ${VAR}: shown as the variable.
-		fmt.Fprintln(stderr, cfg.Redact(fmt.Sprintf("mcpgate: -listen %q: %v (write it like 127.0.0.1:8931)", addr, err)))
-		g.Close()
-		return 1
-	}
-	if !isLoopback(host) && len(cfg.HTTP.Tokens) == 0 {
-		fmt.Fprintf(stderr, "mcpgate: refusing to listen on %s without a bearer token: anyone who can reach it could use every upstream.\n"+
-			"Add to the config: \"auth\": {\"tokens\": [\"${MCPGATE_TOKEN}\"]}, and set MCPGATE_TOKEN (for example to the output of: openssl rand -hex 32).\n"+
-			"Or listen on a loopback address such as 127.0.0.1:8931.\n", cfg.Redact(addr))
+		fmt.Fprintln(stderr, cfg.Redact("mcpgate: "+err.Error()))
 		g.Close()
 		return 1
 	}
@@ -323,11 +315,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	path := cfg.HTTP.Path
-	if path == "" {
-		path = "/mcp"
-	}
-	log.Info("mcpgate serving over HTTP", "url", "http://"+ln.Addr().String()+path, "version", version, "servers", len(cfg.Enabled()))
+	log.Info("mcpgate serving over HTTP", "url", "http://"+ln.Addr().String()+g.Config().HTTP.Path, "version", version, "servers", len(cfg.Enabled()))
 	code := 0
 	select {
 	case <-ctx.Done():
@@ -347,12 +335,4 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 		code = 1
 	}
 	return code
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

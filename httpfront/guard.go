@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/config"
 )
 
 // guard checks what every MCP request must pass: the Host (DNS
@@ -55,6 +57,22 @@ func (f *Front) tokenValid(header string) bool {
 
 // isLoopbackHost reports whether host names this machine. Host names are
 // case-insensitive (RFC 4343): LOCALHOST is localhost.
+// CheckListen refuses what the front must not serve: an address beyond
+// loopback without a bearer token (anyone who can reach it could use every
+// upstream), or one that is not host:port. The error says how to fix it.
+func CheckListen(cfg config.HTTP) error {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("-listen %q: %v (write it like 127.0.0.1:8931)", cfg.Listen, err)
+	}
+	if !isLoopbackHost(host) && len(cfg.Tokens) == 0 {
+		return fmt.Errorf("refusing to listen on %s without a bearer token: anyone who can reach it could use every upstream.\n"+
+			"Add to the config: \"auth\": {\"tokens\": [\"${MCPGATE_TOKEN}\"]}, and set MCPGATE_TOKEN (for example to the output of: openssl rand -hex 32).\n"+
+			"Or listen on a loopback address such as 127.0.0.1:8931.", cfg.Listen)
+	}
+	return nil
+}
+
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

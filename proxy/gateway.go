@@ -2,15 +2,16 @@
 // server as a client, and serves clients as one server whose tools, prompts
 // and resources are the upstreams' own, named "server__name".
 //
-// Use it as a library in three steps:
+// Use it as a library in three steps (see the example):
 //
-//	g, err := proxy.New(cfg, proxy.Options{})
-//	g.Start()                        // connect upstreams in the background
-//	err = g.Serve(ctx, stream)       // one client session; call once per client
-//	g.Close()                        // stop every upstream
+//	g, err := proxy.New(cfg, proxy.Options{})    // cfg from config.Load
+//	g.Start()                                    // connect upstreams in the background
+//	err = g.Serve(ctx, stream, proxy.ServeOptions{}) // one client session; once per client
+//	g.Close()                                    // stop every upstream
 //
-// To serve clients over HTTP instead, hand NewHTTPFront(g, cfg.HTTP, addr)
-// to an http.Server, and Close it before the gateway.
+// stream is a jsonrpc.Stream: jsonrpc.NewLineStream over stdin and stdout
+// for stdio. Package httpfront serves clients over HTTP with the same
+// gateway. Statuses, Tools, WriteMetrics and AuditState report on it.
 //
 // Data flow: a client's request arrives on its session's jsonrpc.Conn, is
 // routed by name through the name table to one upstream (or fanned out to

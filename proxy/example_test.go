@@ -1,0 +1,80 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// TestMain lets the test binary stand in for an MCP server: the examples
+// start it as their upstream, as a config names any stdio server.
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPGATE_EXAMPLE_SERVER") == "1" {
+		exampleServer()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// exampleServer is a tiny MCP server over stdio with one tool, "hello".
+func exampleServer() {
+	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(os.Stdin, os.Stdout, nil, 0), jsonrpc.Options{
+		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
+			switch msg.Method {
+			case "initialize":
+				return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hello","version":"1"}}`), nil
+			case "tools/list":
+				return json.RawMessage(`{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}`), nil
+			case "tools/call":
+				return json.RawMessage(`{"content":[{"type":"text","text":"hello, world"}]}`), nil
+			}
+			return nil, nil
+		}),
+	}).Start()
+	<-conn.Done()
+}
+
+// A gateway in front of one stdio server, serving one client session over
+// a pair of pipes (a program would pass its own stdin and stdout).
+func Example() {
+	self, _ := os.Executable()
+	cfgJSON := fmt.Sprintf(`{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}}`, self)
+	cfg, err := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g, err := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g.Start() // connect upstreams in the background
+	defer g.Close()
+
+	// The client's side of the session, and the gateway's.
+	toGateway, fromClient := io.Pipe()
+	toClient, fromGateway := io.Pipe()
+	go g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
+	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
+	defer client.Close()
+
+	ctx := context.Background()
+	client.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}`))
+	client.Notify(ctx, "notifications/initialized", nil)
+	tools, _ := client.Call(ctx, "tools/list", nil)
+	fmt.Println(string(tools))
+	result, _ := client.Call(ctx, "tools/call", json.RawMessage(`{"name":"greeter__hello","arguments":{}}`))
+	fmt.Println(string(result))
+	// Output:
+	// {"tools":[{"name":"greeter__hello","inputSchema":{"type":"object"}}]}
+	// {"content":[{"type":"text","text":"hello, world"}]}
+}
