@@ -48,8 +48,18 @@ type Options struct {
 	// goroutine, in arrival order, before its handler starts; it must not
 	// block. It keeps the owner's state in step with the order in which
 	// the peer sent things, although handlers run concurrently (MCP: a
-	// request sent right after initialize waits for it).
-	Received func(msg *Message)
+	// request sent right after initialize waits for it; a server's request
+	// belongs to the call whose answer stream it came on, which may end
+	// right after). What it returns is the handler's context: it may carry
+	// what was learned on arrival.
+	Received func(ctx context.Context, msg *Message) context.Context
+	// Refused, if not nil, is told of each request the Conn answers itself
+	// with an error, no handler running: a duplicate id, one past
+	// MaxInFlight, one over the size limit or invalid. msg has the id, and
+	// the method and size when they could be read. It runs on the reader
+	// goroutine and must not block; it lets the owner record the request
+	// (an audit trail must see a flood it refused).
+	Refused func(msg *Message, err *Error)
 	// OnBadInput is told of input that could not be answered: garbage without
 	// an id, or a response to no pending call. Nil: ignored.
 	OnBadInput func(err error)
@@ -225,7 +235,7 @@ func (c *Conn) read() {
 // for its timeout would help nobody), a request is answered with an error,
 // anything else is reported and dropped.
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
-	id, kind := peekPrefix(e.Prefix)
+	id, method, kind := peekPrefix(e.Prefix)
 	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
 		if !c.deliver(id, nil, e) {
@@ -240,7 +250,17 @@ func (c *Conn) rejectTooLarge(e *TooLargeError) {
 		}
 		return
 	}
-	c.write(&Message{ID: id, Error: ToWire(fmt.Errorf("%w: %v", ErrInvalidRequest, e))})
+	c.write(c.refuse(&Message{ID: id, Method: method, Size: e.Size}, fmt.Errorf("%w: %v", ErrInvalidRequest, e)))
+}
+
+// refuse answers the peer's request msg with err, no handler running, and
+// tells Options.Refused.
+func (c *Conn) refuse(msg *Message, err error) *Message {
+	resp := &Message{ID: msg.ID, Error: ToWire(err)}
+	if c.opts.Refused != nil {
+		c.opts.Refused(msg, resp.Error)
+	}
+	return resp
 }
 
 type prefixKind int
@@ -252,29 +272,32 @@ const (
 	prefixResponse
 )
 
-// peekPrefix reads the top-level "id" from the start of a message that may
-// be cut off or broken later on, and what kind of message it is, as far as
-// its keys tell: "method" makes a request or notification, "result" or
-// "error" a response. A key whose value was cut off still counts.
-func peekPrefix(prefix []byte) (ID, prefixKind) {
+// peekPrefix reads the top-level "id" and "method" from the start of a
+// message that may be cut off or broken later on, and what kind of message
+// it is, as far as its keys tell: "method" makes a request or
+// notification, "result" or "error" a response. A key whose value was cut
+// off still counts.
+func peekPrefix(prefix []byte) (id ID, method string, kind prefixKind) {
 	keys, ms := rawjson.PrefixKeys(prefix)
-	var id ID
 	if raw, ok := ms.Get("id"); ok {
 		id, _ = ParseID(raw)
 	}
-	kind := prefixUnknown
+	if raw, ok := ms.Get("method"); ok {
+		method, _ = rawjson.Unquote(raw)
+	}
+	kind = prefixUnknown
 	for _, k := range keys {
 		switch k {
 		case "method":
 			kind = prefixNotification
 		case "result", "error":
-			return id, prefixResponse
+			return id, "", prefixResponse
 		}
 	}
 	if kind == prefixNotification && id.IsValid() {
 		kind = prefixRequest
 	}
-	return id, kind
+	return id, method, kind
 }
 
 func (c *Conn) dispatch(data []byte) {
@@ -296,7 +319,7 @@ func (c *Conn) dispatch(data []byte) {
 // to answer to. A broken response fails the call it answers instead.
 func (c *Conn) rejectInvalid(msg *Message, err error) {
 	if errors.Is(err, errNullID) {
-		c.write(&Message{Error: ToWire(err)}) // answered with "id": null, as JSON-RPC asks
+		c.write(c.refuse(msg, err)) // answered with "id": null, as JSON-RPC asks
 		return
 	}
 	if msg == nil || !msg.ID.IsValid() {
@@ -312,7 +335,7 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 		}
 		return
 	}
-	c.write(&Message{ID: msg.ID, Error: ToWire(err)})
+	c.write(c.refuse(msg, err))
 }
 
 // serve handles one decoded message. A request's response is written by the
@@ -341,20 +364,20 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	if _, dup := c.incoming[msg.ID]; dup {
 		c.mu.Unlock()
 		cancel()
-		return &Message{ID: msg.ID, Error: ToWire(fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))}
+		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)
 		c.mu.Unlock()
 		cancel()
-		return &Message{ID: msg.ID, Error: Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method)}
+		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
 	flight := &inFlight{cancel: cancel, size: msg.Size}
 	c.incoming[msg.ID] = flight
 	c.incomingBytes += msg.Size
 	c.mu.Unlock()
 	if c.opts.Received != nil {
-		c.opts.Received(msg)
+		ctx = c.opts.Received(ctx, msg)
 	}
 
 	run := func() *Message {

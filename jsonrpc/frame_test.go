@@ -22,7 +22,7 @@ func TestLineStreamRead(t *testing.T) {
 			if tl.Limit != 100 || tl.Size != 315 || !strings.HasPrefix(string(tl.Prefix), `{"id":5,`) || len(tl.Prefix) > 100 {
 				t.Errorf("TooLargeError = size %d limit %d prefix %q", tl.Size, tl.Limit, tl.Prefix)
 			}
-			if got, _ := peekPrefix(tl.Prefix); got.String() != "5" {
+			if got, _, _ := peekPrefix(tl.Prefix); got.String() != "5" {
 				t.Errorf("id from prefix = %q, want 5", got)
 			}
 		case err == io.EOF:

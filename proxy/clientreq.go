@@ -66,13 +66,26 @@ func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func(
 	}
 }
 
-// causingRequest is the client request a server's request belongs to: the
-// one the server names, when its transport says (an HTTP server sends it on
-// the answer stream of our request); else, when every request in flight to
-// the server comes from one session, that session's most recent one. ok is
-// false when no request is in flight; sessions counts the sessions with
-// requests in flight when they are several (ambiguous).
-func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok bool, sessions int) {
+// cause is what the gateway knows about the client request behind a
+// server's request.
+type cause struct {
+	r  clientRequest
+	ok bool // r is the request
+	// named: the transport named a request of ours whose caller is gone
+	// (it was answered or given up meanwhile): no other may stand for it.
+	named bool
+	// sessions counts the sessions with requests in flight, when they are
+	// several and nothing names one (ambiguous).
+	sessions int
+}
+
+// causeOf finds the client request a server's request belongs to: the one
+// the server names, when its transport says (an HTTP server sends it on the
+// answer stream of our request); else, when every request in flight to the
+// server comes from one session, that session's most recent one. It runs
+// when the server's request arrives, on the upstream's reader (see
+// arrived): the call it came with may be answered right after.
+func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	var related jsonrpc.ID
 	if l := u.currentLink(); l != nil {
 		related, _ = l.relatedTo(serverReq)
@@ -83,7 +96,7 @@ func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok boo
 	distinct := map[*session]bool{}
 	for _, c := range u.callers {
 		if related.IsValid() && c.upID == related {
-			return c.clientRequest, true, 0
+			return cause{r: c.clientRequest, ok: true}
 		}
 		distinct[c.s] = true
 		if best == nil || c.seq > best.seq {
@@ -91,12 +104,26 @@ func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok boo
 		}
 	}
 	switch {
+	case related.IsValid():
+		return cause{named: true}
 	case best == nil:
-		return clientRequest{}, false, 0
+		return cause{}
 	case len(distinct) > 1:
-		return clientRequest{}, false, len(distinct)
+		return cause{sessions: len(distinct)}
 	}
-	return best.clientRequest, true, 0
+	return cause{r: best.clientRequest, ok: true}
+}
+
+type ctxCauseKey struct{}
+
+// arrived is the upstream connection's Received hook: a request to the
+// client side gets its cause found now, in arrival order, and carried to
+// its handler in the context.
+func (u *upstream) arrived(ctx context.Context, msg *jsonrpc.Message) context.Context {
+	if serverMethods[msg.Method].capability == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, ctxCauseKey{}, u.causeOf(msg.ID))
 }
 
 // serveClientRequest answers a server's request to the client side: by the
@@ -104,9 +131,15 @@ func (u *upstream) causingRequest(serverReq jsonrpc.ID) (r clientRequest, ok boo
 // initialized; else, for roots/list, from the server's configured roots.
 // Never by silence, never by an invented answer.
 func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
-	cause, ok, ambiguous := u.causingRequest(msg.ID)
-	s := cause.s
+	c, found := ctx.Value(ctxCauseKey{}).(cause)
+	if !found {
+		c = u.causeOf(msg.ID)
+	}
+	s, ok, ambiguous := c.r.s, c.ok, c.sessions
 	switch {
+	case c.named:
+		u.log.Warn("refused a server request: the client request it came with has ended", "method", msg.Method)
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: the request of ours it came with has already ended, and no other client is guessed", msg.Method)
 	case ambiguous > 1:
 		u.log.Warn("refused a server request: requests from several client sessions are in flight to the server and its transport does not say which one it belongs to; run it once per session with \"isolation\": \"session\"", "method", msg.Method, "sessions", ambiguous)
 		if msg.Method == methodRootsList && u.cfg.Roots != nil {
@@ -133,9 +166,9 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 		return nil, err
 	}
 	if msg.Method == methodElicitationCreate {
-		u.g.trackElicitation(msg.Params, s)
+		u.g.trackElicitation(u, msg.Params, s)
 	}
-	return s.callClient(ctx, cause.id, msg.Method, msg.Params)
+	return s.callClient(ctx, c.r.id, msg.Method, msg.Params)
 }
 
 // onlySession returns the one session, waiting (bounded) for it to finish
@@ -208,9 +241,26 @@ func (s *session) callClient(ctx context.Context, related jsonrpc.ID, method str
 	return res, err
 }
 
-// elicitation ids (url mode) remember their session, so the server's
-// notifications/elicitation/complete reaches the client that was asked.
-func (g *Gateway) trackElicitation(params json.RawMessage, s *session) {
+// Elicitation ids (url mode) remember their session, so the server's
+// notifications/elicitation/complete reaches the client that was asked. An
+// id is the server's own: it is kept with the server, so that one server
+// cannot complete (or forget) another's. At most maxElicitations are kept;
+// past that the oldest is forgotten (its completion notice is then
+// dropped, logged), so a server asking without end cannot grow them.
+
+type elicitationKey struct {
+	up *upstream
+	id string
+}
+
+type elicitation struct {
+	s   *session
+	seq uint64
+}
+
+const maxElicitations = 4096
+
+func (g *Gateway) trackElicitation(u *upstream, params json.RawMessage, s *session) {
 	var p struct {
 		ElicitationID string `json:"elicitationId"`
 	}
@@ -218,8 +268,19 @@ func (g *Gateway) trackElicitation(params json.RawMessage, s *session) {
 		return
 	}
 	g.mu.Lock()
-	g.elicitations[p.ElicitationID] = s
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	if len(g.elicitations) >= maxElicitations {
+		var oldest elicitationKey
+		first := true
+		for k, e := range g.elicitations {
+			if first || e.seq < g.elicitations[oldest].seq {
+				oldest, first = k, false
+			}
+		}
+		delete(g.elicitations, oldest)
+	}
+	g.elicitSeq++
+	g.elicitations[elicitationKey{u, p.ElicitationID}] = elicitation{s, g.elicitSeq}
 }
 
 func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) {
@@ -227,9 +288,10 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 		ElicitationID string `json:"elicitationId"`
 	}
 	json.Unmarshal(params, &p)
+	key := elicitationKey{u, p.ElicitationID}
 	g.mu.Lock()
-	s := g.elicitations[p.ElicitationID]
-	delete(g.elicitations, p.ElicitationID)
+	s := g.elicitations[key].s
+	delete(g.elicitations, key)
 	g.mu.Unlock()
 	if s == nil {
 		u.log.Warn("dropped notifications/elicitation/complete for an unknown elicitation", "elicitationId", p.ElicitationID)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -19,37 +20,44 @@ func (l relatedLink) relatedTo(id jsonrpc.ID) (jsonrpc.ID, bool) {
 }
 
 // A server request goes to the client request it names, even when another
-// client request to the same server is more recent. Without a name, it goes
-// to the one session with requests in flight (its most recent request);
-// with requests of two sessions in flight it is ambiguous, never guessed.
-func TestCausingRequest(t *testing.T) {
+// client request to the same server is more recent; when the one it names
+// has ended, to none (never another session's). Without a name, it goes to
+// the one session with requests in flight (its most recent request); with
+// requests of two sessions in flight it is ambiguous, never guessed.
+func TestCauseOf(t *testing.T) {
 	g := &Gateway{}
 	a, b := &session{id: "a"}, &session{id: "b"}
-	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1)}}}}
+	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1), jsonrpc.IntID(902): jsonrpc.IntID(99)}}}}
 	sentA, doneA := u.addCaller(clientRequest{a, jsonrpc.StringID("req-a")})
 	sentA(jsonrpc.IntID(1))
 	sentA2, doneA2 := u.addCaller(clientRequest{a, jsonrpc.StringID("req-a2")})
 	sentA2(jsonrpc.IntID(3))
-	if got, ok, _ := u.causingRequest(jsonrpc.IntID(901)); !ok || got.s != a || got.id != jsonrpc.StringID("req-a2") {
-		t.Errorf("with one session in flight, an unnamed request went to %v (%s), want a's most recent", got.s, got.id)
+	if c := u.causeOf(jsonrpc.IntID(901)); !c.ok || c.r.s != a || c.r.id != jsonrpc.StringID("req-a2") {
+		t.Errorf("with one session in flight, an unnamed request went to %v (%s), want a's most recent", c.r.s, c.r.id)
 	}
 	sentB, doneB := u.addCaller(clientRequest{b, jsonrpc.StringID("req-b")})
 	sentB(jsonrpc.IntID(2))
 
-	if got, ok, _ := u.causingRequest(jsonrpc.IntID(900)); !ok || got.s != a || got.id != jsonrpc.StringID("req-a") {
-		t.Errorf("request related to upstream call 1 went to %v (%s), want session a", got.s, got.id)
+	if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.s != a || c.r.id != jsonrpc.StringID("req-a") {
+		t.Errorf("request related to upstream call 1 went to %v (%s), want session a", c.r.s, c.r.id)
 	}
-	if got, ok, n := u.causingRequest(jsonrpc.IntID(901)); ok || n != 2 {
-		t.Errorf("with two sessions in flight, an unnamed request went to %v (ok %v, sessions %d), want none: ambiguous between 2", got.s, ok, n)
+	if c := u.causeOf(jsonrpc.IntID(901)); c.ok || c.sessions != 2 {
+		t.Errorf("with two sessions in flight, an unnamed request went to %v (ok %v, sessions %d), want none: ambiguous between 2", c.r.s, c.ok, c.sessions)
 	}
 	doneA()
 	doneA2()
-	if got, ok, _ := u.causingRequest(jsonrpc.IntID(901)); !ok || got.s != b {
-		t.Errorf("after a finished, unrelated request went to %v, want b", got.s)
+	if c := u.causeOf(jsonrpc.IntID(900)); c.ok || !c.named {
+		t.Errorf("request related to upstream call 1, which has ended, went to %v (ok %v); want none", c.r.s, c.ok)
+	}
+	if c := u.causeOf(jsonrpc.IntID(902)); c.ok || !c.named {
+		t.Errorf("request related to a call never seen went to %v (ok %v); want none", c.r.s, c.ok)
+	}
+	if c := u.causeOf(jsonrpc.IntID(901)); !c.ok || c.r.s != b {
+		t.Errorf("after a finished, unrelated request went to %v, want b", c.r.s)
 	}
 	doneB()
-	if _, ok, n := u.causingRequest(jsonrpc.IntID(901)); ok || n != 0 {
-		t.Errorf("with nothing in flight: ok %v, sessions %d", ok, n)
+	if c := u.causeOf(jsonrpc.IntID(901)); c.ok || c.sessions != 0 || c.named {
+		t.Errorf("with nothing in flight: %+v", c)
 	}
 }
 
@@ -58,5 +66,28 @@ func TestHTTPLinkRelates(t *testing.T) {
 	l.relate(jsonrpc.IntID(5), jsonrpc.IntID(42))
 	if got, ok := l.relatedTo(jsonrpc.IntID(5)); !ok || got != jsonrpc.IntID(42) {
 		t.Fatalf("relatedTo = %v, %v", got, ok)
+	}
+}
+
+// A server's request finds its cause when it arrives, on the upstream's
+// reader: the call it came with may be answered (and its caller gone) by
+// the time its handler runs, and then another session's request in flight
+// must not stand for it.
+func TestCauseFoundOnArrival(t *testing.T) {
+	g := &Gateway{}
+	a, b := &session{id: "a"}, &session{id: "b"}
+	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1)}}}}
+	sentA, doneA := u.addCaller(clientRequest{a, jsonrpc.StringID("req-a")})
+	sentA(jsonrpc.IntID(1))
+	ctx := u.arrived(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(900), Method: methodSamplingCreate})
+	doneA() // the answer to call 1 came right after the server's request
+	sentB, doneB := u.addCaller(clientRequest{b, jsonrpc.StringID("req-b")})
+	defer doneB()
+	sentB(jsonrpc.IntID(2))
+	if c, _ := ctx.Value(ctxCauseKey{}).(cause); !c.ok || c.r.s != a {
+		t.Fatalf("the server's request went to %v, want a: its call was a's when it arrived", c.r.s)
+	}
+	if ctx := u.arrived(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(5), Method: methodToolsList}); ctx.Value(ctxCauseKey{}) != nil {
+		t.Fatal("a request that is not to the client side got a cause")
 	}
 }

@@ -98,7 +98,8 @@ type Gateway struct {
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
-	elicitations map[string]*session            // url-mode elicitation id → the session asked
+	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
+	elicitSeq    uint64
 	subs         map[subKey]map[*session]string // upstream URI → subscribed sessions → URI as each used it
 	snapshots    snapshotStore
 	stderrMu     sync.Mutex
@@ -122,7 +123,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		metrics:      newMetrics(),
 		ready:        make(chan struct{}),
 		sessions:     map[*session]struct{}{},
-		elicitations: map[string]*session{},
+		elicitations: map[elicitationKey]elicitation{},
 		subs:         map[subKey]map[*session]string{},
 	}
 	if g.log == nil {

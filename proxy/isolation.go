@@ -52,7 +52,6 @@ func (g *Gateway) serving(ctx context.Context, base *upstream) (*upstream, error
 	if err != nil {
 		return nil, err
 	}
-	inst.touch()
 	inst.connectionCtx(ctx) // the first attempt: capabilities are known after it
 	return inst, nil
 }
@@ -70,20 +69,29 @@ func (s *session) servingNoStart(base *upstream) (*upstream, bool) {
 }
 
 // instanceFor returns s's instance of base, starting one if there is none
-// and max_instances allows.
+// and max_instances allows. The instance is marked used under the set's
+// lock: the idle reaper, which decides under the same lock, cannot take an
+// instance from a request that has just obtained it.
 func (base *upstream) instanceFor(s *session) (*upstream, error) {
 	set := base.instances
 	set.mu.Lock()
-	defer set.mu.Unlock()
 	if inst, ok := set.bySession[s]; ok {
+		inst.touch()
+		set.mu.Unlock()
 		return inst, nil
 	}
-	if set.closed || (s != nil && s.closing.Load()) {
+	switch {
+	case set.closed:
+		set.mu.Unlock()
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", base.name)
-	}
-	if len(set.bySession) >= base.cfg.MaxInstances {
+	case s != nil && s.closing.Load():
+		set.mu.Unlock()
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q: the client session is ending, so no instance is started for it", base.name)
+	case len(set.bySession) >= base.cfg.MaxInstances:
+		n := len(set.bySession)
+		set.mu.Unlock()
 		base.log.Warn("isolated server: no instance for a new session, max_instances reached", "max_instances", base.cfg.MaxInstances)
-		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q runs one instance per client session and %d are running, its max_instances; try again when a session ends (or raise mcpServers.%s.max_instances)", base.name, len(set.bySession), base.name)
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q runs one instance per client session and %d are running, its max_instances; try again when a session ends (or raise mcpServers.%s.max_instances)", base.name, n, base.name)
 	}
 	inst := newUpstream(base.g, base.cfg)
 	inst.base, inst.owner = base, s
@@ -98,7 +106,9 @@ func (base *upstream) instanceFor(s *session) (*upstream, error) {
 		defer close(inst.supervised)
 		inst.supervise(ctx)
 	}()
-	base.log.Info("isolated server: instance started for a session", "session", sessionName(s), "instances", len(set.bySession))
+	n := len(set.bySession)
+	set.mu.Unlock()
+	base.log.Info("isolated server: instance started for a session", "session", sessionName(s), "instances", n)
 	return inst, nil
 }
 

@@ -79,3 +79,42 @@ func TestOutboxBoundedWhenClientStopsReading(t *testing.T) {
 		t.Fatalf("last written = %s, want the response, after the notifications queued before it", last)
 	}
 }
+
+// A state-change notice (roots/list_changed) offered while one is still
+// queued says nothing new: a flood of them toward a peer that does not read
+// costs one queued message, and one more once the first is written.
+func TestOutboxCoalescesNotices(t *testing.T) {
+	bs := &blockedStream{release: make(chan struct{})}
+	q := newOutbox(bs, 8<<20, false, time.Second, nil)
+	notice := []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	other := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	q.offerOnce(notice) // taken by the writer, which blocks on it
+	waitFor := func(cond func() bool) {
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal("timed out")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor(func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.writing && len(q.msgs) == 0 })
+	for range 100000 {
+		q.offerOnce(notice)
+	}
+	q.offer(other, jsonrpc.ID{})
+	q.offerOnce(notice) // behind another message: still the same notice queued
+	q.mu.Lock()
+	queued := len(q.msgs)
+	q.mu.Unlock()
+	if queued != 2 {
+		t.Fatalf("%d messages queued after 100,001 notices and one other, want 2", queued)
+	}
+	close(bs.release)
+	q.Close()
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if len(bs.written) != 3 {
+		t.Fatalf("%d messages written, want 3 (the notice being written, one notice, the other)", len(bs.written))
+	}
+}

@@ -34,7 +34,8 @@ type process struct {
 // stopSignals are the steps of stopping a process after its stdin closed.
 type stopSignals interface {
 	terminate() // ask it to stop (SIGTERM)
-	kill()      // make it stop (SIGKILL)
+	kill()      // make it stop (SIGKILL; a warden kills everything at once)
+	force()     // when kill did not work: SIGKILL the process itself
 	cleanup()   // once it has exited: end what it left running
 }
 
@@ -211,6 +212,23 @@ func (p *process) exitReason(wait time.Duration) string {
 	return reason
 }
 
+// awaitExit waits for a process told to die, within bounds: a warden
+// that is stuck (stopped, wedged) is killed itself, and one that does not
+// go even then (a process in uninterruptible sleep) is left to the kernel
+// rather than hang mcpgate's shutdown.
+func (p *process) awaitExit(grace time.Duration) {
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(grace):
+	}
+	p.signals.force()
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+	}
+}
+
 func (p *process) gone() <-chan struct{} { return p.exited }
 
 // relatedTo: nothing on stdio says which request a server's request is for.
@@ -231,7 +249,7 @@ func (p *process) stop(grace time.Duration) {
 		case <-p.exited:
 		case <-time.After(grace):
 			p.signals.kill()
-			<-p.exited
+			p.awaitExit(grace)
 		}
 	}
 	p.signals.cleanup()

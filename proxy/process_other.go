@@ -17,6 +17,8 @@ func (g groupSignals) terminate() { g.cmd.Process.Kill() }
 
 func (g groupSignals) kill() { g.cmd.Process.Kill() }
 
+func (g groupSignals) force() { g.cmd.Process.Kill() }
+
 func (g groupSignals) cleanup() {}
 
 func describeExit(ee *exec.ExitError) string {

@@ -21,6 +21,8 @@ func (g groupSignals) terminate() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIG
 
 func (g groupSignals) kill() { syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) }
 
+func (g groupSignals) force() { g.kill() }
+
 // cleanup kills what the upstream left running in its group. A group id
 // is not reused while the group has members, so this reaches only ours.
 func (g groupSignals) cleanup() { g.kill() }

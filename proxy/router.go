@@ -93,18 +93,9 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 		}
 	}
 	if k == kindResources {
-		// One server offers resources at all: an unlisted URI can only be its.
-		var owners []*upstream
-		for _, u := range g.upstreams {
-			if u.offers("resources") {
-				owners = append(owners, u)
-			}
+		if owner, ok := g.onlyResourceServer(); ok {
+			return route{owner, name}, nil // an unlisted URI can only be its
 		}
-		if len(owners) == 1 {
-			return route{owners[0], name}, nil
-		}
-	}
-	if k == kindResources {
 		return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown resource %q: no server listed it, returned it in a result, or has a resource template that matches it; read it as server__uri", name)
 	}
 	return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown %s %q", kindNoun[k], name)
@@ -123,4 +114,25 @@ func (g *Gateway) fetchURIOwners(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// onlyResourceServer is the one configured server that may own resources.
+// A server whose capabilities are not known (not connected yet, or down)
+// may: while one is, nobody can be named the only one, since its resources
+// would be another's by accident (DESIGN D7).
+func (g *Gateway) onlyResourceServer() (*upstream, bool) {
+	var owner *upstream
+	for _, u := range g.upstreams {
+		init, known := u.knownInit()
+		if !known {
+			return nil, false
+		}
+		if _, ok := init.Capabilities["resources"]; ok {
+			if owner != nil {
+				return nil, false
+			}
+			owner = u
+		}
+	}
+	return owner, owner != nil
 }

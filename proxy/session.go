@@ -52,6 +52,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
 		},
 		Received:         s.received,
+		Refused:          s.refused,
 		AnswerUnreadable: true,
 		MaxInFlight:      maxClientRequests,
 		MaxInFlightBytes: maxClientRequestBytes,
@@ -126,6 +127,24 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	return res, err
 }
 
+// refused records a request the connection answered itself (a duplicate
+// id, one past the bound on requests in flight, over the size limit,
+// invalid): a flood the gateway refuses is seen in the audit trail and the
+// metrics like any request.
+func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
+	method := msg.Method
+	if method == "" {
+		method = "(unreadable)"
+	}
+	rec := &auditRecord{Session: s.id, Method: method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size,
+		Outcome: "error", Error: &auditError{Code: err.Code, Message: s.g.redact(err.Message)}, BytesOut: responseSize(msg.ID, nil, err)}
+	if !msg.ID.IsValid() {
+		rec.ID = json.RawMessage("null")
+	}
+	s.g.metrics.observe(rec)
+	s.g.audit.write(rec)
+}
+
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
 	m := clientMethods[msg.Method]
@@ -142,15 +161,16 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 
 // received marks initialize as under way as soon as it is read, before its
 // handler runs, so that a request read after it waits for it.
-func (s *session) received(msg *jsonrpc.Message) {
+func (s *session) received(ctx context.Context, msg *jsonrpc.Message) context.Context {
 	if msg.Method != methodInitialize {
-		return
+		return ctx
 	}
 	s.mu.Lock()
 	if !s.initialized && s.initializing == nil {
 		s.initializing, s.initRequest = make(chan struct{}), msg.ID
 	}
 	s.mu.Unlock()
+	return ctx
 }
 
 // awaitInitialize lets a request through once initialize has been

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 
@@ -43,6 +44,10 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 	}
 	key := subKey{up, rt.name}
 	s.g.mu.Lock()
+	if _, already := s.g.subs[key][s]; !already && s.g.subscriptionsOf(s) >= maxSubscriptions {
+		s.g.mu.Unlock()
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this session has %d resource subscriptions, the most mcpgate keeps for one client; unsubscribe from some first", maxSubscriptions)
+	}
 	subs := s.g.subs[key]
 	first := len(subs) == 0
 	if first {
@@ -117,26 +122,47 @@ func (g *Gateway) dropSubscriptions(s *session) {
 		}
 	}
 	g.mu.Unlock()
+	// All at once, within one stop_grace: a session with many
+	// subscriptions to a server that does not answer must not hold up its
+	// end (or mcpgate's) by stop_grace each.
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.StopGrace)
+	defer cancel()
+	var wg sync.WaitGroup
 	for _, key := range last {
-		if g.ctx.Err() != nil {
-			return // mcpgate is stopping: the upstreams go too
-		}
 		if key.up.owner == s {
 			continue // the session's own instance stops with it
 		}
-		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.StopGrace)
-		if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil && g.ctx.Err() == nil {
-			key.up.log.Warn("unsubscribing after a client left failed", "uri", key.uri, "err", err)
-		}
-		cancel()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := key.up.call(ctx, methodUnsubscribe, mustJSON(map[string]string{"uri": key.uri})); err != nil && g.ctx.Err() == nil {
+				key.up.log.Warn("unsubscribing after a client left failed", "uri", key.uri, "err", err)
+			}
+		}()
 	}
+	wg.Wait()
+}
+
+// maxSubscriptions bounds one session's resource subscriptions: each costs
+// memory for as long as the session lives, and an unsubscribe at its end.
+const maxSubscriptions = 1024
+
+// subscriptionsOf counts s's subscriptions. g.mu held.
+func (g *Gateway) subscriptionsOf(s *session) int {
+	n := 0
+	for _, subs := range g.subs {
+		if _, ok := subs[s]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 func (g *Gateway) dropElicitations(s *session) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for id, es := range g.elicitations {
-		if es == s {
+	for id, e := range g.elicitations {
+		if e.s == s {
 			delete(g.elicitations, id)
 		}
 	}

@@ -161,6 +161,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 		// elicitation, roots) gets the excess refused at once.
 		MaxInFlight:      maxServerRequests,
 		MaxInFlightBytes: maxServerRequestBytes,
+		Received:         u.arrived,
 	}).Start()
 	w := &wire{conn: conn, out: out, link: l}
 	params := mustJSON(map[string]any{

@@ -75,29 +75,28 @@ func (t *nameTable) templateOwners(uri string) []*upstream {
 }
 
 // routeUnlistedURI finds the owner of an unprefixed URI no server listed:
-// the server that returned it, else the server whose template it fits.
-// found is false when neither says anything; several servers saying so is
-// an error listing them (DESIGN D7: never guess).
+// the server that returned it in a result, or whose resource template it
+// fits. Both are claims of the same weight: a server that merely returned
+// a URI (a hostile one can return anything) does not outrank another whose
+// template the URI fits. found is false when nobody claims it; several
+// servers claiming it is an error listing them (DESIGN D7: never guess).
 func (g *Gateway) routeUnlistedURI(uri string) (rt route, found bool, err error) {
-	for _, source := range []struct {
-		owners func(string) []*upstream
-		how    string
-	}{
-		{g.names.returnedBy, "was returned in results by"},
-		{g.names.templateOwners, "matches the resource templates of"},
-	} {
-		switch owners := source.owners(uri); len(owners) {
-		case 0:
-		case 1:
-			return route{owners[0], uri}, true, nil
-		default:
-			var names []string
-			for _, up := range owners {
-				names = append(names, g.names.exposed(kindResources, up, uri))
-			}
-			slices.Sort(names)
-			return route{}, true, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "resource %q %s %d servers; use one of: %s", uri, source.how, len(owners), strings.Join(names, ", "))
+	var owners []*upstream
+	for _, up := range append(g.names.returnedBy(uri), g.names.templateOwners(uri)...) {
+		if !slices.Contains(owners, up) {
+			owners = append(owners, up)
 		}
 	}
-	return route{}, false, nil
+	switch len(owners) {
+	case 0:
+		return route{}, false, nil
+	case 1:
+		return route{owners[0], uri}, true, nil
+	}
+	var names []string
+	for _, up := range owners {
+		names = append(names, g.names.exposed(kindResources, up, uri))
+	}
+	slices.Sort(names)
+	return route{}, true, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "resource %q is claimed by %d servers (returned in their results, or fitting their resource templates); use one of: %s", uri, len(owners), strings.Join(names, ", "))
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 )
 
-// An unprefixed URI goes, in order, to the server that listed it, the one
-// that returned it in a result, the one whose template it fits; where two
-// servers have the same claim it is an error naming both. (The only
+// An unprefixed URI goes to the server that listed it; else to the one
+// server that claims it, by returning it in a result or by a template it
+// fits (claims of the same weight: a server returning any URI it likes
+// does not outrank another's template); where two servers claim it, it is
+// an error naming both. (The only
 // resource server, the last resort, needs connected servers: see
 // route_names.txtar.)
 func TestResolveUnlistedURI(t *testing.T) {
@@ -28,6 +30,7 @@ func TestResolveUnlistedURI(t *testing.T) {
 	})
 	g.names.remember(b, methodToolsCall, json.RawMessage(`{"content":[{"type":"resource_link","uri":"x://listed","name":"l"},{"type":"resource_link","uri":"x://linked","name":"l"}]}`))
 	g.names.remember(a, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"x://both","text":""}]}`))
+	g.names.remember(b, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"w://returned-by-b","text":""}]}`))
 	g.names.remember(b, methodPromptsGet, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"x://both","text":""}}}]}`))
 
 	for _, tt := range []struct {
@@ -35,12 +38,13 @@ func TestResolveUnlistedURI(t *testing.T) {
 		want string // server, or the error
 	}{
 		{"x://listed", "a"},    // listed by a beats returned by b
-		{"x://linked", "b"},    // returned by b beats a's template x://{id}
+		{"x://linked", `resource "x://linked" is claimed by 2 servers (returned in their results, or fitting their resource templates); use one of: a__x://linked, b__x://linked`}, // returned by b, and fits a's template x://{id}
 		{"y://7", "a"},         // one template
 		{"x://7/8", "b"},       // only {+path} spans '/'
 		{"a__x://linked", "a"}, // a prefix decides alone
-		{"x://both", `resource "x://both" was returned in results by 2 servers; use one of: a__x://both, b__x://both`},
-		{"x://7", `resource "x://7" matches the resource templates of 2 servers; use one of: a__x://7, b__x://7`},
+		{"x://both", `resource "x://both" is claimed by 2 servers (returned in their results, or fitting their resource templates); use one of: a__x://both, b__x://both`},
+		{"x://7", `resource "x://7" is claimed by 2 servers (returned in their results, or fitting their resource templates); use one of: a__x://7, b__x://7`},
+		{"w://returned-by-b", "b"}, // returned by b only
 		{"z://1,2", `unknown resource "z://1,2": no server listed it, returned it in a result, or has a resource template that matches it; read it as server__uri`},
 	} {
 		rt, err := g.resolve(context.Background(), kindResources, tt.uri)

@@ -71,6 +71,10 @@ func (w wardenSignals) terminate() { w.warden.Process.Signal(syscall.SIGTERM) }
 // kill asks again: the warden then kills at once.
 func (w wardenSignals) kill() { w.warden.Process.Signal(syscall.SIGTERM) }
 
+// force kills a warden that did not do its job: the server then gets its
+// parent-death signal.
+func (w wardenSignals) force() { w.warden.Process.Kill() }
+
 func (w wardenSignals) cleanup() {}
 
 // RunWarden runs this process as a stdio server's warden (see the top of
