@@ -149,13 +149,19 @@ var (
 // the end of the phrase, so an order cannot excuse itself afterwards.
 func framedAsExample(b []byte, s, e int) bool {
 	ss, _ := sentenceBounds(b, s, e)
-	if labelCue.Match(b[ss:s]) || reportingClause.Match(b[ss:s]) {
+	before := b[ss:s]
+	// Cheap tests first: this runs on every match, and a text full of
+	// injections is a text full of matches.
+	if bytes.IndexByte(before, ':') >= 0 && labelCue.Match(before) {
 		return true
 	}
-	if !describingCue.Match(b[ss:min(len(b), e+40)]) {
+	if (bytes.Contains(before, []byte("whether")) || bytes.Contains(before, []byte("if "))) && reportingClause.Match(before) {
+		return true
+	}
+	if !insideQuotes(before) && !exampleCue.Match(b[ss:e]) {
 		return false
 	}
-	return insideQuotes(b[ss:s]) || exampleCue.Match(b[ss:e])
+	return describingCue.Match(b[ss:min(len(b), e+40)])
 }
 
 // insideQuotes reports whether the text before a match leaves a quotation

@@ -19,6 +19,7 @@ type Detector struct {
 	enabled     kindSet
 	definitions bool
 	rules       []*rule
+	filters     []prefixFilter // per rule: what a match can begin with
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
@@ -54,6 +55,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 			continue
 		}
 		d.rules = append(d.rules, r)
+		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 		}
@@ -63,18 +65,15 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 
 // specialToken matches chat-template special tokens: <|im_start|>,
 // <|endoftext|>, <|start_header_id|>... (full-width bars are folded).
-var specialToken = regexp.MustCompile(`<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
+var specialToken = regexp.MustCompile(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
 
 // scanner is the per-call scratch space, pooled.
 type scanner struct {
 	n       normalizer
-	windows [][]window // per rule of the detector, indexed like Detector.rules
-	touched []int      // rules with windows in this call
-	matches []match    // phrase matches, in matching-form offsets
+	covered []int   // per rule: matching-form offset its last match ended at
+	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
 }
-
-type window struct{ start, end int }
 
 type match struct {
 	kind       string
@@ -139,19 +138,18 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // anyOnly it stops at the first.
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
-	if len(s.windows) < len(d.rules) {
-		s.windows = make([][]window, len(d.rules))
+	s.covered = s.covered[:0]
+	for range d.rules {
+		s.covered = append(s.covered, -1)
 	}
-	for _, r := range s.touched {
-		s.windows[r] = s.windows[r][:0]
-	}
-	s.touched = s.touched[:0]
-
-	// One pass over the words: each trigger word opens a window for its rules.
+	// recent holds the starts of the last words, for rules whose match
+	// starts a few words before the trigger.
+	var recent [maxBack + 1]int
+	words := 0
 	for i := 0; i < len(b); {
 		if !isWordByte(b[i]) {
 			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' {
-				if d.addSpecialTokens(s, b, i, anyOnly) && anyOnly {
+				if d.addSpecialToken(s, b, i) && anyOnly {
 					return true
 				}
 			}
@@ -162,40 +160,83 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 		for j < len(b) && isWordByte(b[j]) {
 			j++
 		}
+		recent[words%len(recent)] = i
+		words++
 		for _, ri := range d.triggers[string(b[i:j])] {
 			r := d.rules[ri]
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue
 			}
-			s.addWindow(ri, b, i, j)
+			if d.tryRule(s, ri, b, &recent, words) && anyOnly {
+				return true
+			}
 		}
 		i = j
 	}
+	return len(s.matches) > 0
+}
 
-	for _, ri := range s.touched {
-		r := d.rules[ri]
-		for _, w := range s.windows[ri] {
-			for pos := w.start; pos < w.end; {
-				loc := r.re.FindIndex(b[pos:w.end])
-				if loc == nil {
-					break
-				}
-				ms, me := pos+loc[0], pos+loc[1]
-				pos = max(me, ms+1)
-				if !d.accept(r, b, ms, me) {
-					continue
-				}
-				if r.extend != nil {
-					ms, me = r.extend(b, ms, me)
-				}
-				s.matches = append(s.matches, match{r.kind, ms, me})
-				if anyOnly {
+// maxBack is the largest rule.back.
+const maxBack = 8
+
+// tryRule tries rule ri at the trigger word (the last of recent) and at the
+// starts of the back words before it, earliest first, and records the first
+// accepted match.
+func (d *Detector) tryRule(s *scanner, ri int, b []byte, recent *[maxBack + 1]int, words int) bool {
+	r := d.rules[ri]
+	back := r.back
+	if back == 0 {
+		back = defaultBack
+	}
+	back = min(back, words-1)
+	for k := back; k >= 0; k-- {
+		ws := recent[(words-1-k)%len(recent)]
+		if r.punct {
+			// Punctuation attached before the word: "<system", "### system".
+			for p := max(0, ws-8); p < ws; p++ {
+				if b[p] != ' ' && b[p] != '\n' && !isWordByte(b[p]) && d.tryAt(s, ri, b, p) {
 					return true
 				}
 			}
 		}
+		if d.tryAt(s, ri, b, ws) {
+			return true
+		}
 	}
-	return len(s.matches) > 0
+	return false
+}
+
+// tryAt runs rule ri anchored at b[p:] and records an accepted match.
+func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
+	if p < s.covered[ri] {
+		return false // inside a match of this rule already recorded
+	}
+	if !d.filters[ri].admits(b[p:]) {
+		return false
+	}
+	r := d.rules[ri]
+	maxLen := r.maxLen
+	if maxLen == 0 {
+		maxLen = defaultMaxLen
+	}
+	end := min(len(b), p+maxLen)
+	for end < len(b) && isWordByte(b[end]) {
+		end++
+	}
+	loc := r.re.FindIndex(b[p:end])
+	if loc == nil {
+		return false
+	}
+	ms, me := p, p+loc[1]
+	if !d.accept(r, b, ms, me) {
+		return false
+	}
+	if r.extend != nil {
+		ms, me = r.extend(b, ms, me)
+	}
+	s.matches = append(s.matches, match{r.kind, ms, me})
+	s.covered[ri] = me
+	return true
 }
 
 // accept applies a rule's context tests to a match at b[ms:me].
@@ -209,30 +250,8 @@ func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
 	return !framedAsExample(b, ms, me)
 }
 
-// addWindow opens (or extends) the window of rule ri around the trigger
-// word b[ws:we]. Windows start and end on word boundaries, so \b in a rule
-// means in a window what it means in the whole text.
-func (s *scanner) addWindow(ri int, b []byte, ws, we int) {
-	const before, after = 100, 260
-	start, end := max(0, ws-before), min(len(b), we+after)
-	for start > 0 && isWordByte(b[start-1]) {
-		start--
-	}
-	for end < len(b) && isWordByte(b[end]) {
-		end++
-	}
-	ws_ := s.windows[ri]
-	if len(ws_) == 0 {
-		s.touched = append(s.touched, ri)
-	} else if last := &ws_[len(ws_)-1]; start <= last.end {
-		last.end = max(last.end, end)
-		return
-	}
-	s.windows[ri] = append(ws_, window{start, end})
-}
-
-// addSpecialTokens records a special token starting at b[i] ("<|").
-func (d *Detector) addSpecialTokens(s *scanner, b []byte, i int, anyOnly bool) bool {
+// addSpecialToken records a special token starting at b[i] ("<|").
+func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
 	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
 	if loc == nil || loc[0] != 0 {
 		return false

@@ -131,9 +131,11 @@ func (d *Detector) harmfulRun(run string) bool {
 			break
 		}
 	}
+	var in [sniffLen]byte
+	var out [sniffLen]byte
 	if allHex && len(run)%2 == 0 {
-		sniff := run[:min(len(run), sniffLen)&^1]
-		if b, err := hex.DecodeString(sniff); err == nil && looksLikeText(b) {
+		n := copy(in[:], run[:min(len(run), sniffLen)&^1])
+		if m, err := hex.Decode(out[:], in[:n]); err == nil && looksLikeText(out[:m]) {
 			full := run[:min(len(run), maxDecoded)&^1]
 			if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
 				return true
@@ -150,16 +152,16 @@ func (d *Detector) harmfulRun(run string) bool {
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.
 	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
 		body := run[shift:]
-		sniff := body[:min(len(body), sniffLen)&^3]
-		b, err := enc.DecodeString(sniff)
-		if err != nil || !looksLikeText(b) {
+		n := copy(in[:], body[:min(len(body), sniffLen)&^3])
+		m, err := enc.Decode(out[:], in[:n])
+		if err != nil || !looksLikeText(out[:m]) {
 			continue
 		}
 		full := body[:min(len(body), maxDecoded)]
 		if len(full)%4 == 1 {
 			full = full[:len(full)-1]
 		}
-		b, err = enc.DecodeString(full)
+		b, err := enc.DecodeString(full)
 		if err != nil {
 			return false
 		}

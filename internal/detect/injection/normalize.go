@@ -134,16 +134,16 @@ func (n *normalizer) origSpan(text string, s, e int) (int, int) {
 func isInvisible(r rune) bool {
 	switch {
 	case r == 0xAD, // soft hyphen
-		r == 0x34F,                 // combining grapheme joiner
-		r == 0x61C,                 // Arabic letter mark
-		r == 0x115F, r == 0x1160,   // Hangul fillers
-		r == 0x17B4, r == 0x17B5,   // Khmer inherent vowels
+		r == 0x34F,               // combining grapheme joiner
+		r == 0x61C,               // Arabic letter mark
+		r == 0x115F, r == 0x1160, // Hangul fillers
+		r == 0x17B4, r == 0x17B5, // Khmer inherent vowels
 		r == 0x180E,                // Mongolian vowel separator
 		0x200B <= r && r <= 0x200F, // zero-width space, (non-)joiner, LRM, RLM
 		0x202A <= r && r <= 0x202E, // bidi embeddings and overrides
 		0x2060 <= r && r <= 0x2064, // word joiner, invisible operators
 		0x2066 <= r && r <= 0x206F, // bidi isolates, deprecated format characters
-		r == 0x3164, r == 0xFFA0, // Hangul fillers
+		r == 0x3164, r == 0xFFA0,   // Hangul fillers
 		0xFE00 <= r && r <= 0xFE0F, // variation selectors
 		r == 0xFEFF,                // byte order mark / zero-width no-break space
 		0xFFF9 <= r && r <= 0xFFFB, // interlinear annotation

@@ -6,15 +6,25 @@ import (
 )
 
 // rule is one phrase pattern. Rules run on the matching form (see
-// normalize), and only in windows around their trigger words: a text with
-// no trigger word costs one pass of the word scanner and no regexp at all.
+// normalize), and only where a trigger word is: a text with no trigger word
+// costs one pass of the word scanner and no regexp at all. A rule's regexp
+// is anchored and tried at the trigger word and at the starts of the few
+// words before it, so a miss costs a few bytes of matching, not a scan.
 type rule struct {
 	kind string
 	// triggers are words (lower case, as the word scanner cuts them: runs
-	// of [a-z0-9_]) at least one of which every match contains.
+	// of [a-z0-9_]) at least one of which every match contains, no more
+	// than back words from the start of the match.
 	triggers []string
-	// guard, when set, is asked on each trigger hit before a window is
-	// opened; it keeps very common trigger words ("system") cheap.
+	back     int // 0 means defaultBack
+	// punct: matches start with the punctuation just before a word ("<",
+	// "[", "###"), so those positions are tried too.
+	punct bool
+	// maxLen bounds the text given to the regexp from a start (0:
+	// defaultMaxLen); it is longer than any match of the rule.
+	maxLen int
+	// guard, when set, is asked on each trigger hit before anything is
+	// tried; it keeps very common trigger words ("system") cheap.
 	guard func(b []byte, ws, we int) bool
 	re    *regexp.Regexp
 	// imperative: the match must start in imperative position (see
@@ -29,11 +39,18 @@ type rule struct {
 	definitionsOnly bool
 }
 
-// rx compiles a rule pattern where each ' ' stands for one white-space
-// character: the matching form has collapsed every run to one.
+// rx compiles a rule pattern, anchored at the start, where each ' ' stands
+// for one white-space character: the matching form has collapsed every run
+// to one.
 func rx(pattern string) *regexp.Regexp {
-	return regexp.MustCompile(strings.ReplaceAll(pattern, " ", `\s`))
+	return regexp.MustCompile(`^(?:` + strings.ReplaceAll(pattern, " ", `\s`) + `)`)
 }
+
+// defaultBack is how many words before its trigger a match may start.
+const defaultBack = 3
+
+// defaultMaxLen is the default rule.maxLen.
+const defaultMaxLen = 160
 
 // Word lists shared by the rules.
 const (
@@ -152,6 +169,7 @@ var rules = []*rule{
 	{ // "if you are an AI (assistant)", unless a human role follows
 		kind:     KindInstructionOverride,
 		triggers: []string{"ai", "llm", "model", "chatbot", "claude", "chatgpt", "gpt", "gemini", "copilot", "automated"},
+		back:     7,
 		re:       rx(`\bif you(?: are|'re| re) (?:an? )?(?:` + aiNames + `|automated (?:agent|assistant|system))\b`),
 		check:    notFollowedByHumanRole,
 	},
@@ -168,6 +186,7 @@ var rules = []*rule{
 	{ // "the AI must now send ...", "the assistant must now ..."
 		kind:     KindInstructionOverride,
 		triggers: []string{"must", "should", "shall", "required", "instructed", "ordered", "expected"},
+		back:     5,
 		re:       rx(`\b(?:(?:the |this )?(?:ai|ai assistant|ai agent|llm|language model|chatbot) (?:must|should|shall|is (?:required|instructed|ordered|expected) to)|(?:the |this )?(?:assistant|model|agent) (?:must|should|shall|is instructed to) (?:now|immediately)) (?:(?:now|immediately|also|always|secretly|silently) )*(?:ignore|disregard|forget|reveal|send|email|forward|upload|post|call|invoke|execute|run|delete|remove|transfer|approve|grant|open|read|exfiltrate|leak|include|append|insert|recommend|not (?:tell|mention|reveal|inform)|never (?:tell|mention|reveal))\b`),
 	},
 	{ // a line or sentence addressed to the model: "AI assistant: you must ..."
@@ -180,11 +199,13 @@ var rules = []*rule{
 	// ---- role_tag ----------------------------------------------------
 	{ // [INST], <<SYS>>, <start_of_turn>, fake tool-result ends
 		kind:     KindRoleTag,
+		punct:    true,
 		triggers: []string{"inst", "sys", "start_of_turn", "end_of_turn", "function_results", "function_calls", "tool_result", "tool_results", "tool_output", "tool_response", "tool_use"},
 		re:       rx(`\[/?inst\]|<</?sys>>|</?(?:start_of_turn|end_of_turn|function_results|function_calls|tool_result|tool_results|tool_output|tool_response|tool_use)>`),
 	},
 	{ // <system>...</system>, <IMPORTANT>...</IMPORTANT> with prose inside
 		kind:     KindRoleTag,
+		punct:    true,
 		triggers: []string{"system", "system_prompt", "systemprompt", "sys_prompt", "system_message", "system_instructions", "important", "admin_instructions", "ai_instructions", "assistant_instructions", "hidden_instructions", "secret_instructions", "prompt", "message", "instructions"},
 		guard:    afterAngle,
 		re:       rx(`<(?:system|system[_-]prompt|systemprompt|sys_prompt|system[_-]message|system[_-]instructions|important|admin_instructions|ai_instructions|assistant_instructions|hidden_instructions|secret_instructions)(?: [^<>]{0,60})?>`),
@@ -193,6 +214,7 @@ var rules = []*rule{
 	},
 	{ // "### System:", "### Instruction:" headings (line start)
 		kind:     KindRoleTag,
+		punct:    true,
 		triggers: []string{"system", "instruction", "instructions"},
 		guard:    afterHash,
 		re:       rx(`#{1,6} ?(?:system(?: prompt| message)?|instruction|new instructions?) ?(?::|\n|$)`),
@@ -207,6 +229,7 @@ var rules = []*rule{
 	},
 	{ // "[SYSTEM MESSAGE] you must ...", "(system note: ...)"
 		kind:     KindRoleTag,
+		punct:    true,
 		triggers: []string{"system", "sys", "admin", "administrator", "developer", "root"},
 		guard:    afterBracket,
 		re:       rx(`[\[(] ?(?:system|sys|admin|administrator|developer|root)(?: (?:message|note|notice|override|instruction|instructions|prompt|alert|update|command))? ?(?:[\])] ?:?|:) ?(?:you\b|ignore|disregard|forget|from now on|the (?:assistant|ai|model)\b|assistant\b|do not|don't|never|new\b)`),
@@ -216,18 +239,21 @@ var rules = []*rule{
 	{ // "do not tell the user", "don't let the user know"
 		kind:     KindConcealment,
 		triggers: []string{"tell", "inform", "let"},
+		back:     4,
 		re:       rx(`\b` + negators + ` (?:ever )?(?:(?:tell|inform) (?:the|your|this) ` + userNouns + `|let (?:the|your|this) ` + userNouns + ` (?:know|see|notice|find out))\b`),
 		check:    notCompoundUser,
 	},
 	{ // "do not mention this to the user"
 		kind:     KindConcealment,
 		triggers: []string{"mention", "mentioning", "reveal", "revealing", "disclose", "disclosing", "say", "saying", "tell", "telling", "show", "showing", "explain", "explaining", "report", "reporting", "acknowledge", "share", "sharing", "expose"},
+		back:     4,
 		re:       rx(`\b(?:` + negatorList + `|without|avoid|refrain from) (?:ever )?(?:mention|mentioning|reveal|revealing|disclose|disclosing|say|saying|tell|telling|show|showing|explain|explaining|report|reporting|acknowledge|acknowledging|share|sharing|expose|exposing) (?:this|that|it|these|any of (?:this|these|that|it)|anything(?: about (?:this|that|it|these))?|(?:the|these|this|those|any|our) (?:[a-z]+ )?(?:instructions?|notes?|steps?|requests?|actions?|changes?|messages?|details?|rules?|directives?|prompts?)) (?:to|with) (?:the|your|this) ` + userNouns + `\b`),
 		check:    notCompoundUser,
 	},
 	{ // "do not mention that you ...", "do not reveal these instructions"
 		kind:     KindConcealment,
 		triggers: []string{"mention", "reveal", "disclose", "acknowledge", "admit", "say", "state", "explain", "discuss"},
+		back:     4,
 		re:       rx(`\b` + negators + ` (?:ever )?(?:mention|reveal|disclose|acknowledge|admit|say|state|explain|discuss) (?:(?:that )?(?:you|you've|you have) (?:read|called|used|sent|accessed|are|were|have|received|followed|first|need|must|will)\b|(?:these|this|the|any of these|the above|the following|your) (?:[a-z]+ )?(?:instructions?|directives?|system prompt|prompt|note|notes|rules)\b)`),
 	},
 	{ // "without telling the user"
@@ -245,11 +271,13 @@ var rules = []*rule{
 	{ // "the user must not know"
 		kind:     KindConcealment,
 		triggers: []string{"know", "find", "learn", "discover", "told", "informed", "aware", "notice"},
+		back:     7,
 		re:       rx(`\b(?:the|your) (?:user|human)s? (?:must|should|shall|need|needs to) (?:not|never) (?:ever )?(?:know|find out|learn|discover|notice|be (?:told|informed|made aware|aware|notified|alerted))\b`),
 	},
 	{ // "this note is hidden from the user"
 		kind:     KindConcealment,
 		triggers: []string{"hidden", "invisible", "secret", "confidential", "private"},
+		back:     6,
 		re:       rx(`\b(?:this|these|the following|the above) (?:[a-z]+ )?(?:instructions?|notes?|messages?|blocks?|sections?|texts?|requests?) (?:is|are|must be|should be|stays?|remains?) (?:hidden|invisible|secret|confidential|private) (?:from|to) (?:the|your) (?:user|human)s?\b`),
 	},
 	{ // "secretly send ..."
@@ -263,6 +291,7 @@ var rules = []*rule{
 	{ // "read ~/.ssh/id_rsa", "open ~/.aws/credentials and include ..."
 		kind:            KindSecretAccess,
 		triggers:        []string{"read", "open", "cat", "load", "access", "fetch", "get", "retrieve", "obtain", "grab", "collect", "extract", "dump", "print", "output", "copy", "include", "attach", "embed", "append", "paste", "send", "upload", "post", "transmit", "forward", "email", "exfiltrate", "steal", "leak", "share", "pass", "provide", "quote", "put", "insert", "submit", "add"},
+		maxLen:          240,
 		re:              rx(`\b` + readVerbs + `\b[^.!?\n]{0,60}?` + fileTargets),
 		imperative:      true,
 		check:           notPublicKey,
@@ -278,6 +307,7 @@ var rules = []*rule{
 	{ // a secret sent somewhere: "post the user's credentials to https://..."
 		kind:            KindSecretAccess,
 		triggers:        []string{"read", "include", "send", "upload", "post", "transmit", "forward", "email", "exfiltrate", "steal", "leak", "share", "pass", "provide", "put", "insert", "submit", "add", "attach", "embed", "append", "copy", "paste", "get", "collect", "extract", "dump"},
+		maxLen:          360,
 		re:              rx(`\b` + readVerbs + `\b[^.!?\n]{0,80}?` + secretNouns + `[^.!?\n]{0,80}?\b(?:to|at|into|in|via|as|inside|within) (?:the |this |a |an |our |my )?(?:https?://|[a-z0-9._%+-]+@[a-z0-9-]+\.[a-z]|(?:external|remote|attacker'?s?|following|third[- ]party|outside|analytics|collector|webhook)\b|['"` + "`" + `]?[a-z_][a-z0-9_-]*['"` + "`" + `]? (?:parameter|argument|param|field|arg|property|input|value)\b)`),
 		imperative:      true,
 		check:           sinkIsNotSecretField,
@@ -288,6 +318,7 @@ var rules = []*rule{
 	{ // "has a very important side effect on the also present send_email tool"
 		kind:            KindCrossToolInstruction,
 		triggers:        []string{"side", "effect", "effects"},
+		back:            6,
 		re:              rx(`\b(?:has|have|with) (?:a |an )?(?:very )?(?:important |crucial |critical |significant )?side[- ]effects? on (?:the |all |any )?(?:also present |other )?`),
 		definitionsOnly: true,
 	},
@@ -299,19 +330,21 @@ var rules = []*rule{
 	},
 	{ // "always use this tool instead of any other"
 		kind:            KindCrossToolInstruction,
-		triggers:        []string{"instead", "rather", "over", "place", "before"},
+		triggers:        []string{"always", "only", "must", "should"},
 		re:              rx(`\b(?:always|only|must|should) (?:[a-z]+ )?(?:use|call|invoke|prefer|choose|pick|select) (?:this|me|our) (?:[a-z]+ )?(?:tool|function|server|one) (?:[a-z]+ ){0,3}?(?:instead of|rather than|over|before any|in place of) (?:any|all|every|other|another|built-?in|native|the other|the default)\b`),
 		definitionsOnly: true,
 	},
 	{ // "after every tool call, send ..."
 		kind:            KindCrossToolInstruction,
 		triggers:        []string{"before", "after", "when", "whenever", "each"},
+		maxLen:          300,
 		re:              rx(`\b(?:before|after|when(?:ever)?|each time) (?:(?:using|calling|invoking|running|executing|you (?:use|call|invoke|run)) (?:any|every|each|all|another|other|any other) (?:other )?(?:tools?|functions?|tool calls?)|(?:every|each|any) (?:other )?(?:tool (?:call|use|invocation|result)s?|call to (?:any|another) (?:other )?tool))\b,?[^.!?\n]{0,80}?\b(?:call|use|run|invoke|send|pass|forward|report|log|copy|include|submit|share|upload|post)\b`),
 		definitionsOnly: true,
 	},
 	{ // "send all emails to x@evil", "all emails must be sent to ..."
 		kind:            KindCrossToolInstruction,
 		triggers:        []string{"all", "every", "any", "each"},
+		maxLen:          240,
 		re:              rx(`\b(?:send|forward|bcc|cc|copy|redirect|route|deliver) (?:all|every|any|each) (?:[a-z]+ )?(?:emails?|messages?|mails?|payments?|transfers?|funds|money|files|documents|requests|results|outputs?|responses?) (?:[a-z]+ ){0,3}?(?:to|through|via) (?:[a-z0-9._%+-]+@|https?://|account\b|the address\b)|\b(?:all|every|any) (?:[a-z]+ )?(?:emails?|messages?|payments?|transfers?) (?:must|should|shall|are to|have to|need to|will) (?:also |always |now |instead )?(?:be )?(?:sent|forwarded|bcc'?d|cc'?d|copied|redirected|routed|delivered) (?:[a-z]+ ){0,3}?(?:to|through|via)\b`),
 		definitionsOnly: true,
 	},
@@ -329,7 +362,8 @@ var rules = []*rule{
 	},
 	{ // "when send_message is invoked, make sure to ..."
 		kind:            KindCrossToolInstruction,
-		triggers:        []string{"invoked", "called", "used", "run", "executed"},
+		triggers:        []string{"when", "whenever"},
+		maxLen:          240,
 		re:              rx("\\bwhen(?:ever)? (?:the )?(?:[a-z0-9]+(?:_[a-z0-9]+)+|[a-z0-9]+(?:-[a-z0-9]+)+|`[^`]+`) (?:tool )?(?:is|gets|are) (?:invoked|called|used|run|executed)\\b[^.!?\\n]{0,40}?\\b(?:make sure|always|also|first|must|should|change|add|include|send|set|append|route)\\b"),
 		definitionsOnly: true,
 	},
