@@ -371,3 +371,64 @@ func sinkIsNotSecretField(b []byte, s, e int) bool {
 	}
 	return true
 }
+
+// documentPlace matches what follows "the previous instructions" when they
+// are a document's ("... on the wiki", "... in the README"), not the
+// model's.
+var documentPlace = regexp.MustCompile(`^\s(?:on|in|for|from|of|about|at|inside|printed on|written on) (?:the|this|that|our|your|my|a) (?:[a-z]+ )?(?:wiki|page|website|site|readme|box|manual|docs?|documentation|recipe|form|sheet|ticket|email|letter|card|label|package|packaging|screen|installer|slide|notice|poster|sign|leaflet|guide|handout|bottle|machine|printer|device|intranet|portal|confluence|notion|binder|door|fridge)\b`)
+
+// notInADocument rejects "ignore the previous instructions on the wiki".
+func notInADocument(b []byte, s, e int) bool {
+	return !documentPlace.Match(b[e:min(len(b), e+60)])
+}
+
+// knowAfter: what may follow "the user must not know" when it is about
+// hiding an action rather than a fact the user is not entitled to ("the
+// user must not know the admin password").
+var knowAfter = []string{"", "that", "about", "what", "anything", "this", "it", "of", "where", "how", "why", "who", "when", "we", "you", "the", "these"}
+
+// knowsNothingInParticular accepts "the user must not know." / "... know
+// that ..." / "... find out about ..." and rejects "must not know the
+// password" (a fact, not a concealed action).
+func knowsNothingInParticular(b []byte, s, e int) bool {
+	i := e
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(b) && isWordByte(b[j]) {
+		j++
+	}
+	next := string(b[i:j])
+	if next == "the" {
+		// "must not know the message was forwarded" hides an action; "must
+		// not know the admin password" is a fact: tell them by what follows.
+		_, after := nextWords(b, j, 3)
+		return slices.ContainsFunc(after, func(w string) bool {
+			return w == "was" || w == "were" || w == "is" || w == "has" || w == "had" || w == "will"
+		})
+	}
+	return slices.Contains(knowAfter, next)
+}
+
+// nextWords returns up to n words after position i.
+func nextWords(b []byte, i, n int) (int, []string) {
+	var words []string
+	for len(words) < n && i < len(b) {
+		for i < len(b) && !isWordByte(b[i]) {
+			if b[i] == '.' || b[i] == '\n' || b[i] == ';' {
+				return i, words
+			}
+			i++
+		}
+		j := i
+		for j < len(b) && isWordByte(b[j]) {
+			j++
+		}
+		if j > i {
+			words = append(words, string(b[i:j]))
+		}
+		i = j
+	}
+	return i, words
+}

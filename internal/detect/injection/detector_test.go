@@ -142,3 +142,51 @@ func TestConcurrentScan(t *testing.T) {
 		}
 	}
 }
+
+// The prefix filters only skip starts where a rule cannot match: with the
+// filters removed, every sample gives the same findings.
+func TestPrefixFilterKeepsMatches(t *testing.T) {
+	for _, definitions := range []bool{false, true} {
+		filtered := newDetector(kindSet(1)<<len(Kinds)-1, definitions)
+		unfiltered := newDetector(kindSet(1)<<len(Kinds)-1, definitions)
+		for i := range unfiltered.filters {
+			unfiltered.filters[i] = nil
+		}
+		var texts []string
+		texts = append(texts, readLines(t, "benign_sentences.txt")...)
+		for _, line := range readLines(t, "injection_sentences.txt") {
+			_, text, _ := strings.Cut(line, "\t")
+			texts = append(texts, strings.ReplaceAll(text, `\n`, "\n"))
+		}
+		for _, name := range []string{"tools_malicious.json", "tools_hard_negative.json", "tools_ordinary.json"} {
+			for _, s := range readDefinitions(t, name) {
+				for _, v := range definitionStrings(s.Def) {
+					texts = append(texts, v)
+				}
+			}
+		}
+		for _, text := range texts {
+			got, want := filtered.Scan(text, nil), unfiltered.Scan(text, nil)
+			if !slices.Equal(got, want) {
+				t.Errorf("definitions=%v: %q: filtered %v, unfiltered %v", definitions, text, got, want)
+			}
+		}
+	}
+}
+
+func TestPrefixFilter(t *testing.T) {
+	f := newPrefixFilter(rx(`\b(?:ignore|do not follow|set aside) (?:all )?x`).String())
+	for _, s := range []string{"ignore all", "do not follow", "set aside"} {
+		if !f.admits([]byte(s)) {
+			t.Errorf("filter rejects %q", s)
+		}
+	}
+	for _, s := range []string{"the ignore", "dog", "sit"} {
+		if f.admits([]byte(s)) {
+			t.Errorf("filter admits %q", s)
+		}
+	}
+	if f := newPrefixFilter(rx(`[a-z]+ x`).String()); f != nil {
+		t.Errorf("a large class at the start should disable the filter, got %q", f)
+	}
+}
