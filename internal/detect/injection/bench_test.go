@@ -2,6 +2,7 @@ package injection
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,5 +97,26 @@ func BenchmarkCheck(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkScanAdversarial measures 64 KiB texts made of one trigger or
+// marker repeated: the worst cases an upstream can send. Every one must
+// stay linear (a match's context is looked at within a bounded window).
+func BenchmarkScanAdversarial(b *testing.B) {
+	for _, unit := range []string{
+		"ignore ", "ignore all previous ", "do not tell ", "system: ", "<system>", "<|im_start|>",
+		"you are now ", "if you are an ai ", "the ai must ", "not ", "e.g. '", "\u200b", "a\u200d",
+		"\U000E0041", "\u202e", "QUFBQUFBQUFBQUFBQUFBQUFB ", "%41%41%41", "#", "<", "'",
+	} {
+		text := strings.Repeat(unit, (64<<10)/len(unit))
+		b.Run(strings.TrimSpace(strconv.QuoteToASCII(unit)), func(b *testing.B) {
+			d := Default()
+			var dst []detect.Finding
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				dst = d.Scan(text, dst[:0])
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // The helpers below look at the matching form around a match to decide what
@@ -96,13 +97,16 @@ func imperativeAt(b []byte, s int) bool {
 
 // sentenceBounds returns the sentence holding b[s:e]: it ends at ".!?"
 // followed by a space, or a line break. "e.g." and "i.e." do not end one.
+// It looks no further than maxSentence bytes either side: a text with no
+// sentence end must not make each match cost the whole text.
 func sentenceBounds(b []byte, s, e int) (int, int) {
-	start := s
-	for start > 0 && !sentenceEndsAt(b, start-1) {
+	const maxSentence = 300
+	start, lo := s, max(0, s-maxSentence)
+	for start > lo && !sentenceEndsAt(b, start-1) {
 		start--
 	}
-	end := e
-	for end < len(b) && !sentenceEndsAt(b, end) {
+	end, hi := e, min(len(b), e+maxSentence)
+	for end < hi && !sentenceEndsAt(b, end) {
 		end++
 	}
 	return start, end
@@ -134,9 +138,6 @@ var (
 	describingCue = regexp.MustCompile(`\b(?:detect|flag|scan|block|catch|identif|classif|recogni[sz]|analy[sz]|filter|screen|guard|protect|defend|prevent|sanitiz|neutraliz|strip|remov|red[- ]team|label|scor|evaluat|inspect|audit|monitor|warn|mitigat|quot|explain|document|describ|look(?:s|ing)? for|search(?:es|ing)? for|attack|injection|jailbreak|phish|malicious|adversar|exploit|payload|threat|poison|mock|fixture|expected output|canned|illustrat|corpus|token|tag|marker|string|phrase|pattern|keyword|signature|special|risk)`)
 	// example cues: what follows is an instance being shown.
 	exampleCue = regexp.MustCompile(`\b(?:such as|e\.g\.?|eg\.|i\.e\.?|for example|for instance|like|including|includes|include)\b`)
-	// reporting clauses: "Checks whether a prompt asks the agent to <match>"
-	// reports on text; it does not issue the match.
-	reportingClause = regexp.MustCompile(`\b(?:check|test|detect|determin|ask|verif|evaluat|assess|decid|report|flag|classif)[a-z]* (?:whether|if)\b`)
 	// label cues: "Sample response: <match>" presents the match as output.
 	labelCue = regexp.MustCompile(`\b(?:sample|example|mock|expected|typical|canned|dummy|fake|simulated|illustrative|hypothetical|test)\s(?:response|output|reply|answer|result|input|prompt|text|message|payload|string|attack|injection|title)s?\s?:\s?["']?$`)
 )
@@ -155,7 +156,7 @@ func framedAsExample(b []byte, s, e int) bool {
 	if bytes.IndexByte(before, ':') >= 0 && labelCue.Match(before) {
 		return true
 	}
-	if (bytes.Contains(before, []byte("whether")) || bytes.Contains(before, []byte("if "))) && reportingClause.Match(before) {
+	if inReportingClause(before) {
 		return true
 	}
 	if !insideQuotes(before) && !exampleCue.Match(b[ss:e]) {
@@ -431,4 +432,35 @@ func nextWords(b []byte, i, n int) (int, []string) {
 		i = j
 	}
 	return i, words
+}
+
+// reportingVerbs introduce a reporting clause: "Checks whether a prompt
+// asks the agent to <match>" reports on text; it does not issue the match.
+var reportingVerbs = []string{"check", "test", "detect", "determin", "ask", "verif", "evaluat", "assess", "decid", "report", "flag", "classif"}
+
+// inReportingClause reports whether before holds "<reporting verb>
+// whether|if". It looks only at the words before each "whether" and "if",
+// so a text full of "if" costs a few comparisons each.
+func inReportingClause(before []byte) bool {
+	for _, conj := range [][]byte{[]byte("whether"), []byte("if")} {
+		for rest, off := before, 0; ; {
+			i := bytes.Index(rest, conj)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			end := at + len(conj)
+			wordEnds := end == len(before) || !isWordByte(before[end])
+			if wordEnds && (at == 0 || !isWordByte(before[at-1])) {
+				w, _ := prevWord(before, at)
+				for _, v := range reportingVerbs {
+					if strings.HasPrefix(w, v) {
+						return true
+					}
+				}
+			}
+			rest, off = before[end:], end
+		}
+	}
+	return false
 }

@@ -71,6 +71,7 @@ var specialToken = regexp.MustCompile(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
 type scanner struct {
 	n       normalizer
 	covered []int   // per rule: matching-form offset its last match ended at
+	tried   []int   // per rule: the last start tried (each start is tried once)
 	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
 }
@@ -139,8 +140,10 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
 	s.covered = s.covered[:0]
+	s.tried = s.tried[:0]
 	for range d.rules {
 		s.covered = append(s.covered, -1)
+		s.tried = append(s.tried, -1)
 	}
 	// recent holds the starts of the last words, for rules whose match
 	// starts a few words before the trigger.
@@ -208,9 +211,10 @@ func (d *Detector) tryRule(s *scanner, ri int, b []byte, recent *[maxBack + 1]in
 
 // tryAt runs rule ri anchored at b[p:] and records an accepted match.
 func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
-	if p < s.covered[ri] {
-		return false // inside a match of this rule already recorded
+	if p < s.covered[ri] || p <= s.tried[ri] {
+		return false // inside a recorded match, or tried from an earlier trigger
 	}
+	s.tried[ri] = p
 	if !d.filters[ri].admits(b[p:]) {
 		return false
 	}
