@@ -1,0 +1,238 @@
+package injection
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// DefinitionFinding is one finding in a tool or prompt definition.
+type DefinitionFinding struct {
+	Kind string
+	// Path is the JSON path of the string holding the finding:
+	// "description", "inputSchema.properties.path.description",
+	// "inputSchema.properties.mode.enum[2]", "arguments[0].description".
+	// A member name that is not an identifier is written ["like this"].
+	Path string
+	// Name is true when the finding is in the member name at Path (a
+	// parameter name), not in its value.
+	Name bool
+	// Start and End are byte offsets of the finding in that string, as
+	// decoded from JSON.
+	Start, End int
+}
+
+// Checker finds poisoning in tool and prompt definitions: every string of
+// the definition (names, titles, descriptions at any depth, enum values,
+// defaults, examples, annotations) and every member name is searched for
+// the text kinds plus secret_access and cross_tool_instruction, and for
+// names of other servers' tools (shadowing). It is safe for concurrent use.
+type Checker struct {
+	d       *Detector
+	enabled kindSet
+}
+
+// NewChecker returns a definition checker reporting every kind of [Kinds]
+// minus opts.Disable.
+func NewChecker(opts Options) (*Checker, error) {
+	enabled, err := enabledKinds(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{d: newDetector(enabled, true), enabled: enabled}, nil
+}
+
+var defaultChecker = sync.OnceValue(func() *Checker {
+	c, err := NewChecker(Options{})
+	if err != nil {
+		panic(err) // the zero Options are valid
+	}
+	return c
+})
+
+// DefaultChecker returns the checker with the zero Options, built once.
+func DefaultChecker() *Checker { return defaultChecker() }
+
+// maxDefinitionDepth bounds the nesting of a definition: a schema nested
+// deeper is refused rather than walked.
+const maxDefinitionDepth = 64
+
+// Check returns the findings in definition, the raw JSON of one tool or
+// prompt as the upstream server listed it; server is the name of that
+// server and peers what the gateway knows of all its servers (nil: no
+// shadowing check). Findings are in document order; within one string they
+// are ordered by Start and may overlap when of different kinds.
+//
+// An error means the definition is not a JSON object, or is nested deeper
+// than 64 levels; the error names the problem, never the text.
+func (c *Checker) Check(definition []byte, server string, peers *Peers) ([]DefinitionFinding, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(definition, &top); err != nil {
+		return nil, fmt.Errorf("injection: definition of a tool or prompt from server %q: not a JSON object: %v", server, err)
+	}
+	var self string
+	if raw, ok := top["name"]; ok {
+		_ = json.Unmarshal(raw, &self) // a non-string name just has no self-reference
+	}
+	w := walker{c: c, server: strings.ToLower(server), self: strings.ToLower(self), peers: peers}
+	if err := w.walk(definition); err != nil {
+		return nil, fmt.Errorf("injection: definition of %q from server %q: %v", self, server, err)
+	}
+	return w.out, nil
+}
+
+// walker walks one definition in document order, keeping the path.
+type walker struct {
+	c      *Checker
+	server string
+	self   string
+	peers  *Peers
+	path   []pathElem
+	out    []DefinitionFinding
+}
+
+type pathElem struct {
+	key   string
+	index int // -1 for a member
+}
+
+type container struct {
+	object    bool
+	expectKey bool
+	index     int
+}
+
+func (w *walker) walk(definition []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(definition))
+	dec.UseNumber()
+	var stack []container
+	// value marks the end of one value in the current container.
+	value := func() {
+		if len(stack) == 0 {
+			return
+		}
+		top := &stack[len(stack)-1]
+		if top.object {
+			top.expectKey = true
+			w.path = w.path[:len(w.path)-1]
+		} else {
+			top.index++
+		}
+	}
+	// enter sets the path element of the value about to be read.
+	enter := func() {
+		if len(stack) > 0 && !stack[len(stack)-1].object {
+			w.path = append(w.path, pathElem{index: stack[len(stack)-1].index})
+		}
+	}
+	leaveArrayElem := func() {
+		if len(stack) > 0 && !stack[len(stack)-1].object {
+			w.path = w.path[:len(w.path)-1]
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if len(stack) >= maxDefinitionDepth {
+					return fmt.Errorf("nested deeper than %d levels at %s", maxDefinitionDepth, w.pathString())
+				}
+				enter()
+				stack = append(stack, container{object: d == '{', expectKey: d == '{'})
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				leaveArrayElem()
+				value()
+			}
+			continue
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey {
+			key := tok.(string)
+			w.path = append(w.path, pathElem{key: key, index: -1})
+			stack[len(stack)-1].expectKey = false
+			w.check(key, true)
+			continue
+		}
+		enter()
+		if s, ok := tok.(string); ok {
+			w.check(s, false)
+		}
+		leaveArrayElem()
+		value()
+	}
+}
+
+// check searches one string of the definition at the current path.
+func (w *walker) check(text string, name bool) {
+	if name {
+		// A parameter name reads as words: content_from_reading_ssh_id_rsa.
+		text = strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' {
+				return ' '
+			}
+			return r
+		}, text)
+	}
+	s := scanners.Get().(*scanner)
+	defer scanners.Put(s)
+	found := slices.Clone(w.c.d.scan(s, text))
+	if name && w.c.enabled.has(KindSecretAccess) {
+		if loc := secretParamName.FindStringIndex(strings.ToLower(text)); loc != nil {
+			found = append(found, rawFinding{Kind: KindSecretAccess, Start: loc[0], End: loc[1]})
+		}
+	}
+	if w.peers != nil && w.c.enabled.has(KindShadowing) && !(len(w.path) == 1 && w.path[0].key == "name" && !name) {
+		found = w.shadowing(text, found)
+	}
+	if len(found) == 0 {
+		return
+	}
+	slices.SortFunc(found, func(a, b rawFinding) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End), strings.Compare(a.Kind, b.Kind))
+	})
+	found = slices.Compact(found)
+	path := w.pathString()
+	for _, f := range found {
+		w.out = append(w.out, DefinitionFinding{Kind: f.Kind, Path: path, Name: name, Start: f.Start, End: f.End})
+	}
+}
+
+// secretParamName matches a parameter name that asks for a secret file's
+// contents (content_from_reading_ssh_id_rsa), not one that names a path to
+// a key (private_key_path).
+var secretParamName = regexp.MustCompile(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+
+func (w *walker) pathString() string {
+	var b strings.Builder
+	for _, e := range w.path {
+		switch {
+		case e.index >= 0:
+			b.WriteString("[" + strconv.Itoa(e.index) + "]")
+		case identifier.MatchString(e.key):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(e.key)
+		default:
+			b.WriteString("[" + strconv.Quote(e.key) + "]")
+		}
+	}
+	return b.String()
+}

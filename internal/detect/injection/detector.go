@@ -1,0 +1,269 @@
+package injection
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/internal/detect"
+)
+
+// rawFinding is a finding before overlaps are settled.
+type rawFinding = detect.Finding
+
+// Detector finds prompt injection in text: tool results, prompt messages,
+// resource text. It implements [detect.Detector]; it is safe for concurrent
+// use and compiles nothing per call.
+type Detector struct {
+	enabled     kindSet
+	definitions bool
+	rules       []*rule
+	filters     []prefixFilter // per rule: what a match can begin with
+	// triggers maps a word of the matching form to the rules it opens a
+	// window for (indexes into rules).
+	triggers map[string][]int
+}
+
+var _ detect.Detector = (*Detector)(nil)
+
+// New returns a text detector reporting the kinds of [Kinds] that are not
+// definitions-only, minus opts.Disable.
+func New(opts Options) (*Detector, error) {
+	enabled, err := enabledKinds(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newDetector(enabled, false), nil
+}
+
+var defaultDetector = sync.OnceValue(func() *Detector {
+	d, err := New(Options{})
+	if err != nil {
+		panic(err) // the zero Options are valid
+	}
+	return d
+})
+
+// Default returns the detector with the zero Options, built once.
+func Default() *Detector { return defaultDetector() }
+
+func newDetector(enabled kindSet, definitions bool) *Detector {
+	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}}
+	for _, r := range rules {
+		if r.definitionsOnly && !definitions {
+			continue
+		}
+		d.rules = append(d.rules, r)
+		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
+		for _, t := range r.triggers {
+			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
+		}
+	}
+	return d
+}
+
+// specialToken matches chat-template special tokens: <|im_start|>,
+// <|endoftext|>, <|start_header_id|>... (full-width bars are folded).
+var specialToken = regexp.MustCompile(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
+
+// scanner is the per-call scratch space, pooled.
+type scanner struct {
+	n       normalizer
+	covered []int   // per rule: matching-form offset its last match ended at
+	tried   []int   // per rule: the last start tried (each start is tried once)
+	matches []match // phrase matches, in matching-form offsets
+	out     []rawFinding
+}
+
+type match struct {
+	kind       string
+	start, end int
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// Scan implements [detect.Detector]: it appends the findings in text to dst,
+// ordered by Start and non-overlapping (of two overlapping findings the one
+// starting first, or else the longer, is kept).
+func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
+	s := scanners.Get().(*scanner)
+	defer scanners.Put(s)
+	found := d.scan(s, text)
+	slices.SortFunc(found, func(a, b rawFinding) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.End, a.End)
+	})
+	end := 0
+	for _, f := range found {
+		if f.Start < end {
+			continue
+		}
+		dst = append(dst, f)
+		end = f.End
+	}
+	return dst
+}
+
+// scan returns every finding of text, overlapping ones included, in s.out.
+func (d *Detector) scan(s *scanner, text string) []rawFinding {
+	s.out = s.out[:0]
+	s.n.found = s.n.found[:0]
+	s.n.normalize(text, false, true)
+	for _, f := range s.n.found {
+		if d.enabled.has(f.Kind) {
+			s.out = append(s.out, f)
+		}
+	}
+	if d.matchPhrases(s, s.n.b, false) {
+		// Matches are rare: only now map the matching form back to text.
+		s.n.normalize(text, true, false)
+		for _, m := range s.matches {
+			if !d.enabled.has(m.kind) {
+				continue
+			}
+			start, end := s.n.origSpan(text, m.start, m.end)
+			s.out = append(s.out, rawFinding{Kind: m.kind, Start: start, End: end})
+		}
+	}
+	if d.enabled.has(KindEncodedPayload) {
+		s.out = d.scanEncoded(text, s.out)
+	}
+	return s.out
+}
+
+// matchPhrases runs the phrase rules on b, the matching form of a text. It
+// records the matches in s.matches and reports whether there was any; with
+// anyOnly it stops at the first.
+func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
+	s.matches = s.matches[:0]
+	s.covered = s.covered[:0]
+	s.tried = s.tried[:0]
+	for range d.rules {
+		s.covered = append(s.covered, -1)
+		s.tried = append(s.tried, -1)
+	}
+	// recent holds the starts of the last words, for rules whose match
+	// starts a few words before the trigger.
+	var recent [maxBack + 1]int
+	words := 0
+	for i := 0; i < len(b); {
+		if !isWordByte(b[i]) {
+			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' {
+				if d.addSpecialToken(s, b, i) && anyOnly {
+					return true
+				}
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(b) && isWordByte(b[j]) {
+			j++
+		}
+		recent[words%len(recent)] = i
+		words++
+		for _, ri := range d.triggers[string(b[i:j])] {
+			r := d.rules[ri]
+			if r.guard != nil && !r.guard(b, i, j) {
+				continue
+			}
+			if d.tryRule(s, ri, b, &recent, words) && anyOnly {
+				return true
+			}
+		}
+		i = j
+	}
+	return len(s.matches) > 0
+}
+
+// maxBack is the largest rule.back.
+const maxBack = 8
+
+// tryRule tries rule ri at the trigger word (the last of recent) and at the
+// starts of the back words before it, earliest first, and records the first
+// accepted match.
+func (d *Detector) tryRule(s *scanner, ri int, b []byte, recent *[maxBack + 1]int, words int) bool {
+	r := d.rules[ri]
+	back := r.back
+	if back == 0 {
+		back = defaultBack
+	}
+	back = min(back, words-1)
+	for k := back; k >= 0; k-- {
+		ws := recent[(words-1-k)%len(recent)]
+		if r.punct {
+			// Punctuation attached before the word: "<system", "### system".
+			for p := max(0, ws-8); p < ws; p++ {
+				if b[p] != ' ' && b[p] != '\n' && !isWordByte(b[p]) && d.tryAt(s, ri, b, p) {
+					return true
+				}
+			}
+		}
+		if d.tryAt(s, ri, b, ws) {
+			return true
+		}
+	}
+	return false
+}
+
+// tryAt runs rule ri anchored at b[p:] and records an accepted match.
+func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
+	if p < s.covered[ri] || p <= s.tried[ri] {
+		return false // inside a recorded match, or tried from an earlier trigger
+	}
+	s.tried[ri] = p
+	if !d.filters[ri].admits(b[p:]) {
+		return false
+	}
+	r := d.rules[ri]
+	maxLen := r.maxLen
+	if maxLen == 0 {
+		maxLen = defaultMaxLen
+	}
+	end := min(len(b), p+maxLen)
+	for end < len(b) && isWordByte(b[end]) {
+		end++
+	}
+	loc := r.re.FindIndex(b[p:end])
+	if loc == nil {
+		return false
+	}
+	ms, me := p, p+loc[1]
+	if !d.accept(r, b, ms, me) {
+		return false
+	}
+	if r.extend != nil {
+		ms, me = r.extend(b, ms, me)
+	}
+	s.matches = append(s.matches, match{r.kind, ms, me})
+	s.covered[ri] = me
+	return true
+}
+
+// accept applies a rule's context tests to a match at b[ms:me].
+func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
+	if r.check != nil && !r.check(b, ms, me) {
+		return false
+	}
+	if r.imperative && !imperativeAt(b, ms) {
+		return false
+	}
+	return !framedAsExample(b, ms, me)
+}
+
+// addSpecialToken records a special token starting at b[i] ("<|").
+func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
+	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
+	if loc == nil || loc[0] != 0 {
+		return false
+	}
+	ms, me := i, i+loc[1]
+	if framedAsExample(b, ms, me) {
+		return false
+	}
+	s.matches = append(s.matches, match{KindRoleTag, ms, me})
+	return true
+}

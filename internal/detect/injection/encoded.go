@@ -1,0 +1,247 @@
+package injection
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+)
+
+// Encoded payloads. Text is cut into tokens at white space, quotes and
+// brackets; a token is a candidate when it holds a base64 or hex run of at
+// least minEncodedLen characters, three or more %XX escapes, or four or
+// more \xXX escapes. A candidate is decoded only as far as needed to see
+// whether it is text at all (images, hashes, UUIDs and compressed data are
+// not, and are dropped after decoding a few dozen bytes); text is decoded in
+// full (up to maxDecoded) and reported when it holds a shell command or
+// injection phrasing. One level deep: a payload inside a payload is not
+// unwrapped.
+
+const (
+	minEncodedLen = 16       // "curl x|sh" is 12 bytes, 16 base64 characters
+	sniffLen      = 96       // encoded characters decoded to decide "is it text?"
+	maxDecoded    = 64 << 10 // encoded characters decoded in full, per candidate
+)
+
+// shellCommand matches, in decoded lower-case text, commands that have no
+// business hiding inside an encoding: download-and-run, reverse shells,
+// destructive or privilege-raising commands, interpreter one-liners.
+var shellCommand = regexp.MustCompile(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|c|fi)?sh\b` +
+	`|/dev/(?:tcp|udp)/` +
+	`|\b(?:ba|z|k)?sh\s+-i\b` +
+	`|\bnc(?:at)?\s+(?:\S+\s+){0,3}-[a-z]*e\b` +
+	`|\bmkfifo\b` +
+	`|\brm\s+-[a-z]*(?:rf|fr)[a-z]*\b|\brm\s+-r\s+-f\b` +
+	`|\bchmod\s+(?:\+x|[0-7]{3,4})\s` +
+	`|\b(?:python[0-9.]*|perl|ruby|php|node)\s+-[ce]\s` +
+	`|\bpowershell(?:\.exe)?\b[^\n]{0,40}\s-(?:e|enc|encodedcommand|c|command|nop|w)\b` +
+	`|\b(?:iex|invoke-expression)\b` +
+	`|\bbase64\s+(?:-d|--decode)\b` +
+	`|\b(?:eval|exec|system|popen)\s*\(` +
+	`|\bsudo\s+\S` +
+	`|\bcrontab\s` +
+	`|\bcmd(?:\.exe)?\s+/c\b` +
+	`|\b(?:cat|type|less|more|head|tail|cp|scp)\s+\S*(?:\.ssh|id_rsa|\.env\b|/etc/passwd|/etc/shadow|credentials|\.aws)` +
+	`|\bdd\s+if=` +
+	`|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:` +
+	`|\b(?:bash|sh|zsh)\s+-c\s` +
+	`|&&\s*(?:sh|bash|\./|/tmp/)`)
+
+// scanEncoded appends an encoded_payload finding for each encoded run of
+// text that decodes to a command or to injection phrasing.
+func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
+	for i := 0; i < len(text); {
+		if isTokenBreak(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && !isTokenBreak(text[j]) {
+			j++
+		}
+		if j-i >= minEncodedLen {
+			found = d.scanToken(text, i, j, found)
+		}
+		i = j
+	}
+	return found
+}
+
+func isTokenBreak(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',', ';', '|':
+		return true
+	}
+	return c >= 0x80
+}
+
+// scanToken looks at one token text[i:j] for the three encodings.
+func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFinding {
+	tok := text[i:j]
+	percent, escapes := 0, 0
+	for k := 0; k+2 < len(tok); k++ {
+		switch {
+		case tok[k] == '%' && isHex(tok[k+1]) && isHex(tok[k+2]):
+			percent++
+		case tok[k] == '\\' && tok[k+1] == 'x' && k+3 < len(tok) && isHex(tok[k+2]) && isHex(tok[k+3]):
+			escapes++
+		}
+	}
+	if percent >= 3 && d.harmful(decodePercent(tok)) {
+		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	}
+	if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
+		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	}
+	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
+	for k := 0; k < len(tok); {
+		if !isBase64Byte(tok[k]) {
+			k++
+			continue
+		}
+		m := k
+		for m < len(tok) && isBase64Byte(tok[m]) {
+			m++
+		}
+		end := m
+		for end < len(tok) && end < m+2 && tok[end] == '=' {
+			end++
+		}
+		if m-k >= minEncodedLen && d.harmfulRun(tok[k:m]) {
+			found = append(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
+		}
+		k = end
+	}
+	return found
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isBase64Byte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
+// harmfulRun decodes a base64 or hex run (padding stripped) and judges it.
+func (d *Detector) harmfulRun(run string) bool {
+	allHex := true
+	for k := 0; k < len(run); k++ {
+		if !isHex(run[k]) {
+			allHex = false
+			break
+		}
+	}
+	var in [sniffLen]byte
+	var out [sniffLen]byte
+	if allHex && len(run)%2 == 0 {
+		n := copy(in[:], run[:min(len(run), sniffLen)&^1])
+		if m, err := hex.Decode(out[:], in[:n]); err == nil && looksLikeText(out[:m]) {
+			full := run[:min(len(run), maxDecoded)&^1]
+			if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
+				return true
+			}
+		}
+	}
+	enc := base64.RawStdEncoding
+	for k := 0; k < len(run); k++ {
+		if run[k] == '-' || run[k] == '_' {
+			enc = base64.RawURLEncoding
+			break
+		}
+	}
+	// A run may be glued to a word ("xY3VybC..."): try the alignments.
+	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
+		body := run[shift:]
+		n := copy(in[:], body[:min(len(body), sniffLen)&^3])
+		m, err := enc.Decode(out[:], in[:n])
+		if err != nil || !looksLikeText(out[:m]) {
+			continue
+		}
+		full := body[:min(len(body), maxDecoded)]
+		if len(full)%4 == 1 {
+			full = full[:len(full)-1]
+		}
+		b, err := enc.DecodeString(full)
+		if err != nil {
+			return false
+		}
+		return d.harmful(b)
+	}
+	return false
+}
+
+// looksLikeText reports whether at least 90% of b is printable ASCII or
+// white space: decoded binary (images, hashes) fails at once.
+func looksLikeText(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	printable := 0
+	for _, c := range b {
+		if 0x20 <= c && c < 0x7F || c == '\n' || c == '\t' || c == '\r' {
+			printable++
+		}
+	}
+	return printable*10 >= len(b)*9
+}
+
+// harmful reports whether decoded text holds a shell command or injection
+// phrasing (the phrase rules of d, run on the decoded text).
+func (d *Detector) harmful(decoded []byte) bool {
+	if !looksLikeText(decoded) {
+		return false
+	}
+	lower := make([]byte, len(decoded))
+	for k, c := range decoded {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[k] = c
+	}
+	if shellCommand.Match(lower) {
+		return true
+	}
+	s := scanners.Get().(*scanner)
+	defer scanners.Put(s)
+	s.n.normalize(string(decoded), false, false)
+	return d.matchPhrases(s, s.n.b, true)
+}
+
+func decodePercent(tok string) []byte {
+	out := make([]byte, 0, len(tok))
+	for k := 0; k < len(tok); k++ {
+		switch {
+		case tok[k] == '%' && k+2 < len(tok) && isHex(tok[k+1]) && isHex(tok[k+2]):
+			out = append(out, unhex(tok[k+1])<<4|unhex(tok[k+2]))
+			k += 2
+		case tok[k] == '+':
+			out = append(out, ' ')
+		default:
+			out = append(out, tok[k])
+		}
+	}
+	return out
+}
+
+func decodeEscapes(tok string) []byte {
+	out := make([]byte, 0, len(tok))
+	for k := 0; k < len(tok); k++ {
+		if tok[k] == '\\' && k+3 < len(tok) && tok[k+1] == 'x' && isHex(tok[k+2]) && isHex(tok[k+3]) {
+			out = append(out, unhex(tok[k+2])<<4|unhex(tok[k+3]))
+			k += 3
+			continue
+		}
+		out = append(out, tok[k])
+	}
+	return out
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
