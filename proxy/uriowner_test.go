@@ -37,7 +37,7 @@ func TestResolveUnlistedURI(t *testing.T) {
 		uri  string
 		want string // server, or the error
 	}{
-		{"x://listed", "a"},    // listed by a beats returned by b
+		{"x://listed", "a"}, // listed by a beats returned by b
 		{"x://linked", `resource "x://linked" is claimed by 2 servers (returned in their results, or fitting their resource templates); use one of: a__x://linked, b__x://linked`}, // returned by b, and fits a's template x://{id}
 		{"y://7", "a"},         // one template
 		{"x://7/8", "b"},       // only {+path} spans '/'
