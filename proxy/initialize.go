@@ -110,9 +110,7 @@ func (g *Gateway) capabilities() map[string]any {
 				offer(name)
 			}
 		}
-		var rc listCapability
-		json.Unmarshal(init.Capabilities["resources"], &rc)
-		if rc.Subscribe {
+		if subscribable(init.Capabilities["resources"]) {
 			caps["resources"] = map[string]bool{"listChanged": true, "subscribe": true}
 		}
 	}
@@ -143,14 +141,4 @@ func (g *Gateway) instructions() string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// offers reports whether the server declared capability (see knownInit).
-func (u *upstream) offers(capability string) bool {
-	init, ok := u.knownInit()
-	if !ok {
-		return false
-	}
-	_, has := init.Capabilities[capability]
-	return has
 }

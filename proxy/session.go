@@ -82,7 +82,7 @@ func (s *session) isInitialized() bool {
 
 // notify sends a notification to the client unless the session is ending.
 // It never blocks: a client that does not read loses notifications, not
-// the gateway's time (see sendQueue).
+// the gateway's time (see outbox).
 func (s *session) notify(method string, params json.RawMessage) {
 	s.notifyRelated(method, params, jsonrpc.ID{})
 }

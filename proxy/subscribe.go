@@ -20,13 +20,17 @@ type subKey struct {
 	uri string // the upstream's own URI
 }
 
+// offersSubscribe reports whether the connected server takes resource
+// subscriptions.
 func (u *upstream) offersSubscribe() bool {
 	raw, ok := u.capability("resources")
-	if !ok {
-		return false
-	}
+	return ok && subscribable(raw)
+}
+
+// subscribable reports whether a resources capability offers subscribe.
+func subscribable(resources json.RawMessage) bool {
 	var c listCapability
-	json.Unmarshal(raw, &c)
+	json.Unmarshal(resources, &c)
 	return c.Subscribe
 }
 

@@ -135,7 +135,10 @@ func (u *upstream) connected() bool {
 	return u.state == stateConnected
 }
 
-// capability returns the raw capability the server declared, if any.
+// capability returns the raw capability the server declared, if it is
+// connected now: what the live connection offers. (knownInit answers for a
+// configured server, whether or not it is connected, and for an isolated
+// one, whose instances connect per session.)
 func (u *upstream) capability(name string) (json.RawMessage, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
