@@ -37,6 +37,9 @@ type Config struct {
 	MaxMessage int
 	// HTTP configures serving clients over HTTP.
 	HTTP HTTP
+	// Policies apply to every server, in order; a server's own entries
+	// replace these by name (see EffectivePolicies).
+	Policies []Policy
 	// Warnings are things worth telling the operator that do not stop a run
 	// (an ignored key that looks like a typo of ours, a client-only key).
 	Warnings []string
@@ -73,6 +76,12 @@ type Server struct {
 	// session's next request starts a new one). Both are set by Load.
 	MaxInstances int
 	IdleTimeout  time.Duration
+	// Tools and Prompts say which of the server's tools and prompts clients
+	// may see and call, named and described how. Zero: all, as they are.
+	Tools   Filter
+	Prompts Filter
+	// Policies are the server's own entries (see Config.EffectivePolicies).
+	Policies []Policy
 }
 
 // Isolation modes.

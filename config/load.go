@@ -56,9 +56,9 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -159,6 +159,8 @@ func (l *loader) load() *Config {
 			}
 		case "auth":
 			cfg.HTTP.Tokens = l.auth(m.Value)
+		case "policies":
+			cfg.Policies = l.policies(m.Key, m.Value)
 		case "page_size":
 			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
 				l.addf(m.Key, "must be at least 1 (leave it out for one page with everything)")
@@ -311,6 +313,12 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			if d, ok := l.duration(fpath, m.Value); ok {
 				s.IdleTimeout = d
 			}
+		case "tools":
+			s.Tools = l.filter(fpath, m.Value)
+		case "prompts":
+			s.Prompts = l.filter(fpath, m.Value)
+		case "policies":
+			s.Policies = l.policies(fpath, m.Value)
 		case "disabled":
 		default:
 			if contains(clientOnlyServerKeys, m.Key) {

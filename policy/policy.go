@@ -1,0 +1,213 @@
+// Package policy decides what agents may see and do through the gateway:
+// which arguments may go to a server, which secrets and personal data may
+// cross, which tool definitions may be shown. A policy sees one message
+// with its context and returns a decision: allow, audit (allow, and record
+// what was found), modify (with the new message) or deny (with a reason
+// that is safe to show the client).
+//
+// Policies act at three stages: on a client's request after it is routed
+// and before it goes upstream, on the upstream's answer before it reaches
+// the client, and on each item of a list (a tool, prompt, resource or
+// template definition). The gateway runs the policies that apply to a
+// server as a Chain, in the order the config gives them.
+//
+// The built-in policies are made from config entries by Compile. A program
+// that vendors mcpgate adds its own by implementing Policy and passing it
+// in proxy.Options.
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+)
+
+// Stage is where a policy acts.
+type Stage uint8
+
+const (
+	// Request is a client's request, after routing, before it goes
+	// upstream: Input.Message is its params.
+	Request Stage = iota + 1
+	// Result is a server's answer, before it reaches the client:
+	// Input.Message is the result.
+	Result
+	// List is one item of a list: Input.Message is its definition (a tool,
+	// prompt, resource or resource template, as the server sent it).
+	List
+)
+
+func (s Stage) String() string {
+	switch s {
+	case Request:
+		return "request"
+	case Result:
+		return "result"
+	case List:
+		return "list"
+	}
+	return "stage?"
+}
+
+// Action is what a decision does.
+type Action uint8
+
+const (
+	// Allow: nothing to say.
+	Allow Action = iota
+	// Audit: allowed, and worth recording (what was found, by kind).
+	Audit
+	// Modify: Decision.Message goes on instead of the input's.
+	Modify
+	// Deny: refused; Decision.Reason says why.
+	Deny
+)
+
+func (a Action) String() string {
+	switch a {
+	case Allow:
+		return "allow"
+	case Audit:
+		return "audit"
+	case Modify:
+		return "modify"
+	case Deny:
+		return "deny"
+	}
+	return "action?"
+}
+
+// Input is one message a policy decides on, with its context. Its
+// Message is the policy's to read during Decide only: it must not keep it
+// or change it in place.
+type Input struct {
+	Stage   Stage
+	Session string // the client session's id
+	Server  string // the configured server: its name in the config
+	// Method is the MCP method: for Request and Result tools/call,
+	// prompts/get, resources/read or completion/complete; for List the
+	// list method (tools/list, prompts/list, resources/list,
+	// resources/templates/list).
+	Method string
+	// Kind is what Name names: "tool", "prompt", "resource" (a URI) or
+	// "resource template".
+	Kind string
+	// Name is the tool, prompt or URI as the client names it
+	// ("fs__read_file"); UpstreamName as the server does ("read_file").
+	Name         string
+	UpstreamName string
+	Message      json.RawMessage
+	// Peers, at the List stage of tools, are the tools of every other
+	// server, by server: what a definition may shadow.
+	Peers map[string][]string
+}
+
+// Finding is how often one kind of thing (a secret's kind, "email", an
+// injection marker) was found.
+type Finding struct {
+	Kind  string
+	Count int
+}
+
+// Decision is a policy's answer.
+type Decision struct {
+	Action Action
+	// Message is what goes on instead of the input's (Modify only).
+	Message json.RawMessage
+	// Reason says why, for a Deny (the client sees it: it must never
+	// repeat a matched secret), or what was done, for Modify and Audit
+	// (the audit trail keeps it).
+	Reason string
+	// Findings are what was found, by kind, for the audit trail and the
+	// metrics.
+	Findings []Finding
+}
+
+// Policy decides on messages.
+//
+// Stages says where it acts; Decide is called only for those. Decide is
+// called concurrently; it must return promptly: a policy that waits on
+// something outside mcpgate (an external program) bounds the wait by ctx
+// and by a timeout of its own.
+type Policy interface {
+	Name() string
+	Stages() []Stage
+	Decide(ctx context.Context, in *Input) Decision
+}
+
+// Record is a decision other than a plain allow, as the audit trail and the
+// metrics keep it.
+type Record struct {
+	Policy string         `json:"policy"`
+	Action string         `json:"action"` // "audit", "modify" or "deny"
+	Where  string         `json:"where"`  // "request", "result" or "list"
+	Kinds  map[string]int `json:"kinds,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+}
+
+// Chain is the policies that apply to one server, in order.
+type Chain []Policy
+
+// Run runs the chain on in: each policy sees the message as the ones
+// before it left it, and the first Deny ends the run. It returns the
+// message to go on with (in.Message when nothing changed), the records of
+// every decision other than a plain allow, and the Deny's record, if any
+// (the message then must not go on).
+func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *Record) {
+	msg := in.Message
+	var records []Record
+	for _, p := range c {
+		if !acts(p, in.Stage) {
+			continue
+		}
+		step := *in
+		step.Message = msg
+		d := p.Decide(ctx, &step)
+		if d.Action == Allow {
+			continue
+		}
+		r := Record{Policy: p.Name(), Action: d.Action.String(), Where: in.Stage.String(), Reason: d.Reason}
+		for _, f := range d.Findings {
+			if r.Kinds == nil {
+				r.Kinds = map[string]int{}
+			}
+			r.Kinds[f.Kind] += f.Count
+		}
+		records = append(records, r)
+		switch d.Action {
+		case Deny:
+			return nil, records, &records[len(records)-1]
+		case Modify:
+			msg = d.Message
+		}
+	}
+	return msg, records, nil
+}
+
+// Acts reports whether the chain has a policy for stage: the gateway skips
+// building inputs nobody reads.
+func (c Chain) Acts(stage Stage) bool {
+	for _, p := range c {
+		if acts(p, stage) {
+			return true
+		}
+	}
+	return false
+}
+
+func acts(p Policy, stage Stage) bool {
+	for _, s := range p.Stages() {
+		if s == stage {
+			return true
+		}
+	}
+	return false
+}
+
+// Env is what the built-in policies are made with, besides their config
+// entry.
+type Env struct {
+	// Logger receives what a policy has to say to the operator (an
+	// external program that fails). Nil: slog.Default().
+	Logger *slog.Logger
+}
