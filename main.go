@@ -180,7 +180,16 @@ func setup(c *commonFlags, stderr io.Writer, oneOff bool) (*proxy.Gateway, *conf
 	}
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff, Wardens: true})
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpgate:", err)
+		var list config.ErrorList
+		if errors.As(err, &list) {
+			for i := range list {
+				if list[i].File == "" {
+					list[i].File = c.configPath() // a policy the config describes, compiled by New
+				}
+			}
+			err = list
+		}
+		fmt.Fprintln(stderr, cfg.Redact(indentErrors(err)))
 		return nil, nil, nil, false
 	}
 	return g, cfg, g.Logger(), true // hides the config's ${VAR} values

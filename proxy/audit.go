@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/policy"
 )
 
 // auditRecord is one line of the audit trail: one client request.
@@ -25,13 +26,19 @@ type auditRecord struct {
 	Upstream   string          `json:"upstream_name,omitempty"`
 	ID         json.RawMessage `json:"id"`
 	DurationMS float64         `json:"duration_ms"`
-	Outcome    string          `json:"outcome"` // ok, error or denied
+	Outcome    string          `json:"outcome"` // ok, error, or denied (by a policy)
 	ToolError  bool            `json:"tool_error,omitempty"`
 	Error      *auditError     `json:"error,omitempty"`
+	Decisions  []policy.Record `json:"decisions,omitempty"` // every policy decision other than a plain allow
 	BytesIn    int             `json:"bytes_in"`
 	BytesOut   int             `json:"bytes_out"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
+
+	// A body in which a policy found something it did not take out (it
+	// denied or only audited) is not kept, even with include_bodies: the
+	// audit trail must not keep the secret it reports.
+	paramsHeld, resultHeld bool
 }
 
 type auditError struct {
@@ -79,6 +86,12 @@ func (a *auditLog) write(r *auditRecord) {
 	}
 	if !a.bodies {
 		r.Params, r.Result = nil, nil
+	}
+	if r.paramsHeld {
+		r.Params = nil
+	}
+	if r.resultHeld {
+		r.Result = nil
 	}
 	r.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	b, err := json.Marshal(r)

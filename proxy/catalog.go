@@ -39,9 +39,11 @@ var kinds = [numKinds]kindInfo{
 	kindTemplates: {methodTemplatesList, "resourceTemplates", "uriTemplate", "resources", notifyResourcesChanged},
 }
 
-// item is one entry of an upstream's list, as the upstream sent it.
+// item is one entry of an upstream's list, as the upstream sent it (and
+// the list policies left it).
 type item struct {
 	name    string // the value of the kind's nameKey
+	shown   string // the name clients see before the prefix, when a filter renames it
 	raw     json.RawMessage
 	members rawjson.MemberList
 	uiURI   string // a tool's _meta.ui.resourceUri (MCP Apps), routed to this server
@@ -101,6 +103,7 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	var dups string
 	if f.err == nil {
 		f.items, dups = dropDuplicates(f.items)
+		f.items = u.applyListPolicies(ctx, k, f.items)
 	}
 	var cap listCapability
 	if raw, ok := u.capability(kinds[k].capability); ok {
@@ -233,6 +236,14 @@ func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 		items = append(items, it)
 	}
 	return items, next, nil
+}
+
+// shownName is the item's name as clients see it, before the prefix.
+func (it item) shownName() string {
+	if it.shown != "" {
+		return it.shown
+	}
+	return it.name
 }
 
 // uiResourceURI reads an MCP Apps tool's UI resource, under the current key

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
@@ -23,7 +24,7 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.forward(ctx, rt, method, name, params, rec)
+		res, err := s.forwardChecked(ctx, rt, k, method, name, params, rec)
 		if err == nil {
 			s.g.names.remember(rt.up, method, res)
 		}
@@ -38,6 +39,14 @@ var forwardToolCall = nameHandler(methodToolsCall, kindTools)
 // failure, recorded as such (it is not an error of the request).
 func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	res, err := forwardToolCall(s, ctx, params, rec)
+	var denied *denial
+	if errors.As(err, &denied) {
+		// The model is told, in the result, what the policy refused, so
+		// that it can adapt; the upstream never saw a request refused on
+		// the way in.
+		rec.Outcome = "denied"
+		return denied.toolResult(), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +64,21 @@ func isToolError(result json.RawMessage) bool {
 	}
 	v, _ := ms.Get("isError")
 	return string(v) == "true"
+}
+
+// forwardChecked is forward between the server's policies: on the request
+// before it goes, and on the answer before it comes back (see policy.go).
+func (s *session) forwardChecked(ctx context.Context, rt route, k kind, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	params, err := s.checkRequest(ctx, rt, k, method, name, params, rec)
+	if err != nil {
+		rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+		return nil, err
+	}
+	res, err := s.forward(ctx, rt, method, name, params, rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.checkResult(ctx, rt, k, method, name, res, rec)
 }
 
 // forward sends a routed request upstream, with the client's progress token
@@ -114,7 +138,7 @@ func (s *session) readResource(ctx context.Context, params json.RawMessage, rec 
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.forward(ctx, rt, methodResourcesRead, uri, params, rec)
+	res, err := s.forwardChecked(ctx, rt, kindResources, methodResourcesRead, uri, params, rec)
 	if err == nil {
 		s.g.names.remember(rt.up, methodResourcesRead, res)
 	}
@@ -203,5 +227,5 @@ func (s *session) complete(ctx context.Context, params json.RawMessage, rec *aud
 	if rt.name != name {
 		params = ms.Replace(params, "ref", rm.Replace(ref, key, quote(rt.name)))
 	}
-	return s.forward(ctx, rt, methodComplete, name, params, rec)
+	return s.forwardChecked(ctx, rt, k, methodComplete, name, params, rec)
 }

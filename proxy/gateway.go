@@ -38,6 +38,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/policy"
 )
 
 // Options tune a Gateway. The zero value is usable.
@@ -51,6 +52,9 @@ type Options struct {
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
+	// Policies run after the config's, for every server: a program that
+	// vendors mcpgate adds its own decisions here (see package policy).
+	Policies []policy.Policy
 	// Probe is for one-off operator views (mcpgate check, mcpgate tools):
 	// a server with "isolation": "session" gets one instance at Start, as
 	// if it were shared, so that Statuses and Tools report on it. False:
@@ -137,8 +141,13 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.startupWait <= 0 {
 		g.startupWait = 10 * time.Second
 	}
+	pols, err := compilePolicies(cfg, opts.Policies, policy.Env{Logger: g.log})
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range cfg.Enabled() {
 		u := newUpstream(g, s)
+		u.policies = pols[s.Name]
 		if isolatedServer(s) {
 			u.instances = &instanceSet{bySession: map[*session]*upstream{}}
 			close(u.ready) // nothing to wait for: instances start with sessions

@@ -10,19 +10,27 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/policy"
 )
 
 // metrics counts what the gateway does, for Prometheus (text format 0.0.4,
 // written here: the standard library has no client).
 type metrics struct {
-	mu       sync.Mutex
-	requests map[requestKey]uint64
-	latency  map[string]*histogram // by server
+	mu        sync.Mutex
+	requests  map[requestKey]uint64
+	latency   map[string]*histogram // by server
+	decisions map[decisionKey]uint64
 
 	bytesIn, bytesOut atomic.Uint64
 }
 
 type requestKey struct{ server, method, outcome string }
+
+// decisionKey labels policy decisions: policy names come from the config
+// (and the program's own policies), actions and stages are fixed sets, so
+// no client can add a series.
+type decisionKey struct{ policy, action, where string }
 
 // latencyBuckets are the histogram's upper bounds, in seconds.
 var latencyBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
@@ -34,7 +42,7 @@ type histogram struct {
 }
 
 func newMetrics() *metrics {
-	return &metrics{requests: map[requestKey]uint64{}, latency: map[string]*histogram{}}
+	return &metrics{requests: map[requestKey]uint64{}, latency: map[string]*histogram{}, decisions: map[decisionKey]uint64{}}
 }
 
 // observe records one answered client request.
@@ -45,6 +53,7 @@ func (m *metrics) observe(r *auditRecord) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.requests[requestKey{r.Server, methodLabel(r.Method), r.Outcome}]++
+	m.countDecisions(r.Decisions)
 	h := m.latency[r.Server]
 	if h == nil {
 		h = &histogram{counts: make([]uint64, len(latencyBuckets)+1)}
@@ -54,6 +63,21 @@ func (m *metrics) observe(r *auditRecord) {
 	h.counts[i]++
 	h.sum += seconds
 	h.n++
+}
+
+// observeDecisions counts policy decisions made outside a request (on a
+// list, when it was fetched).
+func (m *metrics) observeDecisions(records []policy.Record) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.countDecisions(records)
+}
+
+// countDecisions counts records. m.mu held.
+func (m *metrics) countDecisions(records []policy.Record) {
+	for _, r := range records {
+		m.decisions[decisionKey{r.Policy, r.Action, r.Where}]++
+	}
 }
 
 // methodLabel is the method as a metrics label: a method mcpgate serves, or
@@ -104,6 +128,17 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 		fmt.Fprintf(&b, "mcpgate_request_duration_seconds_bucket{server=%s,le=\"+Inf\"} %d\n", label(s), h.n)
 		fmt.Fprintf(&b, "mcpgate_request_duration_seconds_sum{server=%s} %s\n", label(s), float(h.sum))
 		fmt.Fprintf(&b, "mcpgate_request_duration_seconds_count{server=%s} %d\n", label(s), h.n)
+	}
+	family("mcpgate_policy_decisions_total", "counter", "Policy decisions other than a plain allow, by policy, action (audit, modify, deny) and where (request, result, list).")
+	dkeys := make([]decisionKey, 0, len(m.decisions))
+	for k := range m.decisions {
+		dkeys = append(dkeys, k)
+	}
+	slices.SortFunc(dkeys, func(a, b decisionKey) int {
+		return strings.Compare(a.policy+"\x00"+a.action+"\x00"+a.where, b.policy+"\x00"+b.action+"\x00"+b.where)
+	})
+	for _, k := range dkeys {
+		fmt.Fprintf(&b, "mcpgate_policy_decisions_total{policy=%s,action=%s,where=%s} %d\n", label(k.policy), label(k.action), label(k.where), m.decisions[k])
 	}
 	m.mu.Unlock()
 

@@ -76,18 +76,19 @@ func (t *nameTable) update(k kind, results []listResult) {
 			if _, dup := exposedOf[rt]; dup {
 				continue // the server listed the same name twice
 			}
-			name := t.expose(k, up.name, it.name)
+			shown := it.shownName()
+			name := t.expose(k, up.name, shown)
 			// A contested name goes to the first server in config order; the
 			// other is shortened with a longer hash until it is unique.
 			for n := 12; n <= 2*sha256.Size; n += 4 {
 				if _, taken := exposedTo[name]; !taken {
 					break
 				}
-				name = shorten(up.name, it.name, n)
+				name = shorten(up.name, shown, n)
 			}
 			exposedTo[name] = rt
 			exposedOf[rt] = name
-			byOriginal[it.name] = append(byOriginal[it.name], rt)
+			byOriginal[shown] = append(byOriginal[shown], rt)
 			if it.uiURI != "" {
 				uiURIs[it.uiURI] = append(uiURIs[it.uiURI], route{up, it.uiURI})
 			}
@@ -203,4 +204,23 @@ func splitPrefixed(name string, byName map[string]*upstream) (*upstream, string,
 	}
 	up, ok := byName[server]
 	return up, rest, ok
+}
+
+// peersOf is every other server's tools, by server, as far as they are
+// known: what a tool definition of up may shadow.
+func (t *nameTable) peersOf(up *upstream) map[string][]string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	peers := map[string][]string{}
+	for other, items := range t.known[kindTools] {
+		if other == up {
+			continue
+		}
+		names := make([]string, len(items))
+		for i, it := range items {
+			names[i] = it.shownName()
+		}
+		peers[other.name] = names
+	}
+	return peers
 }

@@ -18,6 +18,9 @@ var kindNoun = [numKinds]string{kindTools: "tool", kindPrompts: "prompt", kindRe
 // Only names without such a prefix are matched against servers' own names.
 func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, error) {
 	if !g.cfg.Namespace {
+		if rt, _, ok := g.names.lookup(k, name); ok {
+			return rt, nil // a name the operator renamed
+		}
 		return route{g.upstreams[0], name}, nil
 	}
 	if up, rest, ok := splitPrefixed(name, g.byName); ok {

@@ -111,6 +111,10 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
 	res, err := s.dispatch(withRequest(ctx, s, msg.ID), msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	var denied *denial
+	if errors.As(err, &denied) {
+		err = denied.wire()
+	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
 			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.cfg.ShutdownGrace)
@@ -118,9 +122,15 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 		we := redactError(err, s.g.redact) // upstream errors echo URLs, commands, tokens
 		err = we
 		rec.Outcome, rec.Error = "error", &auditError{Code: we.Code, Message: we.Message}
+		if denied != nil {
+			rec.Outcome = "denied"
+		}
 		rec.BytesOut = responseSize(msg.ID, nil, we)
 	} else {
-		rec.Outcome, rec.BytesOut, rec.Result = "ok", responseSize(msg.ID, res, nil), res
+		rec.BytesOut, rec.Result = responseSize(msg.ID, res, nil), res
+		if rec.Outcome == "" {
+			rec.Outcome = "ok"
+		}
 	}
 	s.g.metrics.observe(rec)
 	s.g.audit.write(rec)

@@ -1,0 +1,254 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/policy"
+)
+
+// Policies decide what clients may see and do, per server (DESIGN D9). They
+// act where the method tables route: on a request after it is routed and
+// before it goes upstream, on the answer before it reaches the client, and
+// on each item of a list when the list is fetched (the outcome is cached
+// with the list, so a client listing costs nothing more). A server's
+// tools/prompts filters (allow, deny, rename, describe) act at the same
+// places, as the policy named "tools" (or "prompts").
+
+// errDenied is the code of a request a policy refused (other than
+// tools/call, which is answered with a tool result that says why, so that
+// the model can adapt).
+var errDenied = &jsonrpc.Error{Code: -32003, Message: "denied by policy"}
+
+// serverPolicies is what the config says one server's clients may see and do.
+type serverPolicies struct {
+	chain   policy.Chain
+	filters [numKinds]*config.Filter // tools, prompts; nil: none
+}
+
+// compilePolicies makes every server's policies: the config's entries that
+// apply to it, then the program's own (Options.Policies).
+func compilePolicies(cfg *config.Config, extra []policy.Policy, env policy.Env) (map[string]*serverPolicies, error) {
+	out := map[string]*serverPolicies{}
+	var problems config.ErrorList
+	for _, s := range cfg.Enabled() {
+		chain, err := policy.Compile(cfg.EffectivePolicies(s), env)
+		if err != nil {
+			if list, ok := err.(config.ErrorList); ok {
+				problems = append(problems, list...)
+				continue
+			}
+			return nil, err
+		}
+		sp := &serverPolicies{chain: append(chain, extra...)}
+		if !s.Tools.Empty() {
+			sp.filters[kindTools] = &s.Tools
+		}
+		if !s.Prompts.Empty() {
+			sp.filters[kindPrompts] = &s.Prompts
+		}
+		out[s.Name] = sp
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return out, nil
+}
+
+// denial is a request refused by a policy.
+type denial struct {
+	record policy.Record
+}
+
+func (d *denial) Error() string {
+	return fmt.Sprintf("denied by mcpgate policy %q: %s", d.record.Policy, d.record.Reason)
+}
+
+// wire is the JSON-RPC error a denial is for a method other than tools/call.
+func (d *denial) wire() *jsonrpc.Error { return jsonrpc.Errorf(errDenied, "%s", d.Error()) }
+
+// toolResult is the tools/call answer to a denial: a tool result with
+// isError, whose text names the policy and the reason.
+func (d *denial) toolResult() json.RawMessage {
+	return mustJSON(map[string]any{
+		"content": []any{map[string]string{"type": "text", "text": d.Error()}},
+		"isError": true,
+	})
+}
+
+// withheld is an item a policy or filter kept from a list: a call to it is
+// refused with the same reason.
+type withheld struct {
+	policy string
+	reason string
+}
+
+// checkRequest runs a server's policies on a routed request: the filter
+// (and what list policies withheld), then the chain at the Request stage.
+// It returns the params to send, or a denial.
+func (s *session) checkRequest(ctx context.Context, rt route, k kind, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	sp := rt.up.base.policies
+	if sp == nil {
+		return params, nil
+	}
+	if w, ok := rt.up.base.withheldItem(k, rt.name); ok {
+		d := &denial{policy.Record{Policy: w.policy, Action: "deny", Where: "request", Reason: w.reason}}
+		rec.Decisions = append(rec.Decisions, d.record)
+		return nil, d
+	}
+	if f := sp.filters[k]; f != nil && !f.Allows(rt.name) {
+		d := &denial{policy.Record{Policy: kindPolicy(k), Action: "deny", Where: "request", Reason: fmt.Sprintf("the operator does not allow %s %q of server %q", kindNoun[k], rt.name, rt.up.name)}}
+		rec.Decisions = append(rec.Decisions, d.record)
+		return nil, d
+	}
+	return s.runChain(ctx, sp.chain, policy.Request, rt, k, method, name, params, rec)
+}
+
+// checkResult runs a server's policies on the answer to a routed request.
+func (s *session) checkResult(ctx context.Context, rt route, k kind, method, name string, result json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	sp := rt.up.base.policies
+	if sp == nil {
+		return result, nil
+	}
+	return s.runChain(ctx, sp.chain, policy.Result, rt, k, method, name, result, rec)
+}
+
+func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy.Stage, rt route, k kind, method, name string, msg json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	if !chain.Acts(stage) {
+		return msg, nil
+	}
+	in := &policy.Input{Stage: stage, Session: s.id, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
+	out, records, denied := chain.Run(ctx, in)
+	rec.Decisions = append(rec.Decisions, records...)
+	// The audit trail keeps a body only as it went on: a redacted one is
+	// kept redacted, one a policy found something in and left alone (or
+	// refused) is not kept at all.
+	found := false
+	for _, r := range records {
+		found = found || len(r.Kinds) > 0
+	}
+	switch {
+	case stage == policy.Request && (denied != nil || found && string(out) == string(msg)):
+		rec.paramsHeld = true
+	case stage == policy.Request:
+		rec.Params = out
+	case denied != nil || found && string(out) == string(msg):
+		rec.resultHeld = true
+	}
+	if denied != nil {
+		return nil, &denial{*denied}
+	}
+	return out, nil
+}
+
+func kindPolicy(k kind) string {
+	if k == kindPrompts {
+		return "prompts"
+	}
+	return "tools"
+}
+
+// withheldItem reports whether the list policies withheld the configured
+// server's item of kind k. (Guarded by base.mu.)
+func (base *upstream) withheldItem(k kind, name string) (withheld, bool) {
+	base.mu.Lock()
+	defer base.mu.Unlock()
+	w, ok := base.withheld[k][name]
+	return w, ok
+}
+
+// applyListPolicies is the List stage, run on a list as it is fetched:
+// the filter drops, renames and describes; the chain withholds or changes
+// items. What is withheld is remembered, so that calls to it are refused;
+// the decisions go to the audit trail and the metrics once per fetch.
+func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) []item {
+	sp := u.base.policies
+	if sp == nil || (sp.filters[k] == nil && !sp.chain.Acts(policy.List)) {
+		return items
+	}
+	var records []policy.Record
+	held := map[string]withheld{}
+	var peers map[string][]string
+	if k == kindTools && sp.chain.Acts(policy.List) {
+		peers = u.g.names.peersOf(u.base)
+	}
+	out := items[:0:0]
+	for _, it := range items {
+		if f := sp.filters[k]; f != nil {
+			if !f.Allows(it.name) {
+				held[it.name] = withheld{kindPolicy(k), fmt.Sprintf("the operator does not allow %s %q of server %q", kindNoun[k], it.name, u.name)}
+				continue
+			}
+			it = describe(it, f, kinds[k].nameKey)
+		}
+		if sp.chain.Acts(policy.List) {
+			in := &policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
+			msg, recs, denied := sp.chain.Run(ctx, in)
+			records = append(records, recs...)
+			if denied != nil {
+				held[it.name] = withheld{denied.Policy, denied.Reason}
+				continue
+			}
+			if string(msg) != string(it.raw) {
+				if ms, err := rawjson.SplitValid(msg); err == nil {
+					it.raw, it.members = msg, ms
+				}
+			}
+		}
+		out = append(out, it)
+	}
+	base := u.base // what is withheld is the configured server's, whichever instance listed
+	base.mu.Lock()
+	if base.withheld[k] == nil {
+		base.withheld[k] = map[string]withheld{}
+	}
+	for name := range base.withheld[k] {
+		if _, still := held[name]; !still {
+			delete(base.withheld[k], name)
+		}
+	}
+	var fresh []string
+	for name, w := range held {
+		if _, seen := base.withheld[k][name]; !seen && w.policy != kindPolicy(k) {
+			fresh = append(fresh, name)
+		}
+		base.withheld[k][name] = w
+	}
+	base.mu.Unlock()
+	if len(fresh) > 0 {
+		sort.Strings(fresh)
+		u.log.Warn("policy withheld items from a list", "method", kinds[k].list, "names", strings.Join(fresh, ", "))
+	}
+	if len(records) > 0 {
+		u.g.recordListDecisions(u, k, records)
+	}
+	return out
+}
+
+// describe applies a filter's rename and describe to one item.
+func describe(it item, f *config.Filter, nameKey string) item {
+	if shown, ok := f.Rename[it.name]; ok {
+		it.shown = shown
+	}
+	if d, ok := f.Describe[it.name]; ok {
+		raw := it.members.Replace(it.raw, "description", quote(d))
+		if ms, err := rawjson.SplitValid(raw); err == nil {
+			it.raw, it.members = raw, ms
+		}
+	}
+	return it
+}
+
+// recordListDecisions puts the decisions made on a list into the audit
+// trail (one record for the fetch, by the gateway) and the metrics.
+func (g *Gateway) recordListDecisions(u *upstream, k kind, records []policy.Record) {
+	rec := &auditRecord{Session: "mcpgate", Method: kinds[k].list, Server: u.name, ID: json.RawMessage("null"), Outcome: "ok", Decisions: records}
+	g.metrics.observeDecisions(records)
+	g.audit.write(rec)
+}
