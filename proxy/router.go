@@ -50,6 +50,9 @@ func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *
 	if rest != "" && (k == kindResources || !g.names.knows(k, up)) {
 		return route{up, rest}, nil
 	}
+	if _, held := up.withheldItem(k, rest); held {
+		return route{up, rest}, nil // refused by the policy that withheld it, with its reason
+	}
 	if su, err := g.serving(ctx, up); err != nil {
 		return route{}, err
 	} else if _, err := su.connection(); err != nil {
@@ -93,6 +96,11 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 			} else {
 				g.fetchAll(ctx, k)
 			}
+		}
+	}
+	for _, u := range g.upstreams {
+		if _, held := u.withheldItem(k, name); held {
+			return route{u, name}, nil // refused by the policy that withheld it, with its reason
 		}
 	}
 	if k == kindResources {
