@@ -42,6 +42,7 @@ Usage:
   mcpgate [flags]              run the gateway; the MCP client talks to it on stdin/stdout
   mcpgate check [flags]        validate the config and connect to every upstream
   mcpgate tools [flags]        list the aggregated tools and their servers
+  mcpgate lock [flags]         pin the servers' tool and prompt definitions (-diff, -update)
   mcpgate demo                 run against two built-in servers and show what happens
   mcpgate version              print the version
 
@@ -57,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runCheck(args[1:], stdout, stderr)
 		case "tools":
 			return runTools(args[1:], stdout, stderr)
+		case "lock":
+			return runLock(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
 		case demoServerCommand:

@@ -40,6 +40,13 @@ type Config struct {
 	// Policies apply to every server, in order; a server's own entries
 	// replace these by name (see EffectivePolicies).
 	Policies []Policy
+	// Pin is how tool and prompt definitions are held to the lock file:
+	// PinOff, PinOn (a changed or unknown definition is withheld) or
+	// PinWarn (it is reported, not withheld). A server's own Pin wins.
+	Pin string
+	// LockPath is the lock file: "mcpgate.lock" beside the config unless
+	// "pin": {"lock": "path"} says otherwise.
+	LockPath string
 	// Warnings are things worth telling the operator that do not stop a run
 	// (an ignored key that looks like a typo of ours, a client-only key).
 	Warnings []string
@@ -82,6 +89,26 @@ type Server struct {
 	Prompts Filter
 	// Policies are the server's own entries (see Config.EffectivePolicies).
 	Policies []Policy
+	// Pin, when not empty, overrides the top level's for this server.
+	Pin string
+}
+
+// Pin modes.
+const (
+	PinOff  = "off"
+	PinOn   = "on"
+	PinWarn = "warn"
+)
+
+// EffectivePin is how server s is held to the lock.
+func (c *Config) EffectivePin(s Server) string {
+	switch {
+	case s.Pin != "":
+		return s.Pin
+	case c.Pin != "":
+		return c.Pin
+	}
+	return PinOff
 }
 
 // Isolation modes.

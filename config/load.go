@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -56,9 +57,9 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -161,6 +162,8 @@ func (l *loader) load() *Config {
 			cfg.HTTP.Tokens = l.auth(m.Value)
 		case "policies":
 			cfg.Policies = l.policies(m.Key, m.Value)
+		case "pin":
+			cfg.Pin, cfg.LockPath = l.pin(m.Key, m.Value, true)
 		case "page_size":
 			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
 				l.addf(m.Key, "must be at least 1 (leave it out for one page with everything)")
@@ -180,6 +183,9 @@ func (l *loader) load() *Config {
 	}
 	if !cfg.Namespace && len(cfg.Enabled()) != 1 {
 		l.addf("namespace", "false is allowed only with exactly one enabled server (found %d): without prefixes, names from several servers could collide", len(cfg.Enabled()))
+	}
+	if cfg.LockPath == "" {
+		cfg.LockPath = filepath.Join(filepath.Dir(l.file), "mcpgate.lock")
 	}
 	cfg.SetDefaults()
 	cfg.Warnings = l.warnings
@@ -319,6 +325,8 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			s.Prompts = l.filter(fpath, m.Value)
 		case "policies":
 			s.Policies = l.policies(fpath, m.Value)
+		case "pin":
+			s.Pin, _ = l.pin(fpath, m.Value, false)
 		case "disabled":
 		default:
 			if contains(clientOnlyServerKeys, m.Key) {

@@ -439,3 +439,49 @@ func (c *Config) EffectivePolicies(s Server) []Policy {
 	}
 	return out
 }
+
+// pin reads "pin": true, false, "warn", or (at the top level) an object
+// {"lock": "path", "warn": true}.
+func (l *loader) pin(at string, raw json.RawMessage, top bool) (mode, lock string) {
+	switch {
+	case string(raw) == "true":
+		return PinOn, ""
+	case string(raw) == "false":
+		return PinOff, ""
+	case raw[0] == '"':
+		var s string
+		json.Unmarshal(raw, &s)
+		if s != PinWarn {
+			l.addf(at, `must be true, false or "warn", not %q`, s)
+		}
+		return PinWarn, ""
+	case raw[0] == '{' && top:
+		members, err := rawjson.Members(raw)
+		if err != nil {
+			l.addf(at, "%v", err)
+			return "", ""
+		}
+		mode = PinOn
+		for _, m := range members {
+			fpath := at + "." + m.Key
+			switch m.Key {
+			case "lock":
+				lock = l.str(fpath, m.Value, true)
+			case "warn":
+				var warn bool
+				if l.decode(fpath, m.Value, &warn) && warn {
+					mode = PinWarn
+				}
+			default:
+				l.unknown(fpath, m.Key, []string{"lock", "warn"})
+			}
+		}
+		return mode, lock
+	}
+	if top {
+		l.addf(at, `must be true, false, "warn" or {"lock": "path"}, not %s`, describe(raw))
+	} else {
+		l.addf(at, `must be true, false or "warn", not %s`, describe(raw))
+	}
+	return "", ""
+}

@@ -104,6 +104,7 @@ type Gateway struct {
 	sessions     map[*session]struct{}
 	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
 	elicitSeq    uint64
+	pinReported  map[pinReport][32]byte         // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[*session]string // upstream URI → subscribed sessions → URI as each used it
 	snapshots    snapshotStore
 	stderrMu     sync.Mutex
@@ -420,6 +421,45 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 			}
 			json.Unmarshal(it.raw, &d)
 			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
+		}
+	}
+	return out, errs
+}
+
+// Definition is one tool or prompt definition as a server sent it.
+type Definition struct {
+	Server string
+	Kind   string // "tool" or "prompt"
+	Raw    json.RawMessage
+}
+
+// Definitions asks every server for its tools and prompts and returns them
+// as the servers sent them, before any filter or policy (what mcpgate lock
+// pins), in config order, plus one error per server that could not answer.
+func (g *Gateway) Definitions(ctx context.Context) ([]Definition, []error) {
+	var out []Definition
+	var errs []error
+	for _, base := range g.upstreams {
+		u, err := g.serving(ctx, base)
+		if err == nil {
+			_, err = u.connectionNoWait()
+		}
+		if err != nil {
+			errs = append(errs, redactError(err, g.redact))
+			continue
+		}
+		for _, k := range []kind{kindTools, kindPrompts} {
+			if _, ok := u.capability(kinds[k].capability); !ok {
+				continue
+			}
+			items, err := u.fetchPages(ctx, k)
+			if err != nil {
+				errs = append(errs, redactError(err, g.redact))
+				continue
+			}
+			for _, it := range items {
+				out = append(out, Definition{Server: base.name, Kind: pinKind(k), Raw: it.raw})
+			}
 		}
 	}
 	return out, errs

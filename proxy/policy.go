@@ -2,12 +2,16 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/pin"
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/policy"
@@ -30,6 +34,8 @@ var errDenied = &jsonrpc.Error{Code: -32003, Message: "denied by policy"}
 type serverPolicies struct {
 	chain   policy.Chain
 	filters [numKinds]*config.Filter // tools, prompts; nil: none
+	pin     string                   // config.PinOff, PinOn or PinWarn
+	lock    *pin.Lock                // the pinned definitions; nil when pin is off
 }
 
 // compilePolicies makes every server's policies: the config's entries that
@@ -37,6 +43,10 @@ type serverPolicies struct {
 func compilePolicies(cfg *config.Config, extra []policy.Policy, env policy.Env) (map[string]*serverPolicies, error) {
 	out := map[string]*serverPolicies{}
 	var problems config.ErrorList
+	lock, err := readLock(cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range cfg.Enabled() {
 		chain, err := policy.Compile(cfg.EffectivePolicies(s), env)
 		if err != nil {
@@ -46,7 +56,10 @@ func compilePolicies(cfg *config.Config, extra []policy.Policy, env policy.Env) 
 			}
 			return nil, err
 		}
-		sp := &serverPolicies{chain: append(chain, extra...)}
+		sp := &serverPolicies{chain: append(chain, extra...), pin: cfg.EffectivePin(s)}
+		if sp.pin != config.PinOff {
+			sp.lock = lock
+		}
 		if !s.Tools.Empty() {
 			sp.filters[kindTools] = &s.Tools
 		}
@@ -169,7 +182,7 @@ func (base *upstream) withheldItem(k kind, name string) (withheld, bool) {
 // the decisions go to the audit trail and the metrics once per fetch.
 func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) []item {
 	sp := u.base.policies
-	if sp == nil || (sp.filters[k] == nil && !sp.chain.Acts(policy.List)) {
+	if sp == nil || (sp.filters[k] == nil && !sp.chain.Acts(policy.List) && (sp.lock == nil || pinKind(k) == "")) {
 		return items
 	}
 	var records []policy.Record
@@ -180,6 +193,10 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	}
 	out := items[:0:0]
 	for _, it := range items {
+		if w, ok := u.checkPin(k, it); ok {
+			held[it.name] = w
+			continue
+		}
 		if f := sp.filters[k]; f != nil {
 			if !f.Allows(it.name) {
 				held[it.name] = withheld{kindPolicy(k), fmt.Sprintf("the operator does not allow %s %q of server %q", kindNoun[k], it.name, u.name)}
@@ -251,4 +268,95 @@ func (g *Gateway) recordListDecisions(u *upstream, k kind, records []policy.Reco
 	rec := &auditRecord{Session: "mcpgate", Method: kinds[k].list, Server: u.name, ID: json.RawMessage("null"), Outcome: "ok", Decisions: records}
 	g.metrics.observeDecisions(records)
 	g.audit.write(rec)
+}
+
+// readLock loads the lock file when any server is pinned. A lock that does
+// not exist yet is empty: every pinned server's definitions are then new.
+func readLock(cfg *config.Config) (*pin.Lock, error) {
+	pinned := false
+	for _, s := range cfg.Enabled() {
+		pinned = pinned || cfg.EffectivePin(s) != config.PinOff
+	}
+	if !pinned {
+		return nil, nil
+	}
+	lock, err := pin.Read(cfg.LockPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return lock, nil
+}
+
+// pinKind is what the lock calls items of kind k; "" for kinds not pinned.
+func pinKind(k kind) string {
+	switch k {
+	case kindTools:
+		return "tool"
+	case kindPrompts:
+		return "prompt"
+	}
+	return ""
+}
+
+// checkPin holds a definition to the lock: one that changed since it was
+// pinned, or that the lock does not know, is withheld (pin "warn": only
+// reported). The operator is told once per change: a log line and an audit
+// event naming the server, the item and the fields that changed.
+func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
+	sp := u.base.policies
+	if sp.lock == nil || pinKind(k) == "" {
+		return withheld{}, false
+	}
+	status, fields, err := sp.lock.Check(u.name, pinKind(k), it.raw)
+	var why string
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("its definition cannot be pinned: %v", err)
+	case status == pin.Same:
+		return withheld{}, false
+	case status == pin.Changed:
+		why = fmt.Sprintf("its definition changed since it was pinned (%s); the operator must review it (mcpgate lock -diff) and accept it (mcpgate lock -update)", strings.Join(fields, ", "))
+	case !sp.lock.HasServer(u.name):
+		why = fmt.Sprintf("server %q is not in the lock file, so none of its definitions was reviewed (mcpgate lock -update)", u.name)
+	default:
+		why = "it is not in the lock file: it is new since the definitions were pinned (mcpgate lock -diff, then mcpgate lock -update)"
+	}
+	reason := fmt.Sprintf("%s %q of server %q is withheld: %s", kindNoun[k], it.name, u.name, why)
+	if sp.pin == config.PinWarn {
+		reason = fmt.Sprintf("%s %q of server %q is not as pinned (pin is \"warn\": it is shown anyway): %s", kindNoun[k], it.name, u.name, why)
+	}
+	u.g.reportPin(u, k, it, fields, reason)
+	if sp.pin == config.PinWarn {
+		return withheld{}, false
+	}
+	return withheld{"pin", reason}, true
+}
+
+// reportPin tells the operator of a definition not as pinned, once per
+// definition (a definition that changes again is told again).
+func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reason string) {
+	key := pinReport{u.base, k, it.name}
+	sum := sha256.Sum256(it.raw)
+	g.mu.Lock()
+	if g.pinReported == nil {
+		g.pinReported = map[pinReport][32]byte{}
+	}
+	seen := g.pinReported[key] == sum
+	g.pinReported[key] = sum
+	g.mu.Unlock()
+	if seen {
+		return
+	}
+	u.log.Warn("definition not as pinned", "kind", kindNoun[k], "name", it.name, "fields", strings.Join(fields, ","), "reason", reason)
+	rec := policy.Record{Policy: "pin", Action: "deny", Where: "list", Reason: reason}
+	if u.base.policies.pin == config.PinWarn {
+		rec.Action = "audit"
+	}
+	g.recordListDecisions(u, k, []policy.Record{rec})
+}
+
+type pinReport struct {
+	up   *upstream
+	k    kind
+	name string
 }
