@@ -41,9 +41,11 @@ type httpLink struct {
 	ctx    context.Context // ends every request of the link
 	cancel context.CancelFunc
 	inbox  chan []byte
-	work   sync.WaitGroup // POSTs, event streams
+	work   sync.WaitGroup // POSTs, event streams, a new session's handshake
 	goneCh chan struct{}
 	goneMu sync.Once
+
+	renewLife time.Duration // bounds starting a new session (the server's init_timeout)
 
 	mu         sync.Mutex
 	session    string          // Mcp-Session-Id the server issued
@@ -58,6 +60,7 @@ type httpLink struct {
 	inflight   map[jsonrpc.ID]context.CancelFunc // our requests still awaiting an answer; ends each one's HTTP work
 	streamUp   chan struct{}                     // closed once messages may go: see awaitStream
 	streamSet  bool                              // streamUp is closed
+	renewing   *renewal                          // the new session being started, if any: see renewSession
 	reinits    atomic.Int64
 	onReinit   func()        // told after a new session replaced a forgotten one
 	streamKick chan struct{} // 1-buffered: the GET stream should reconnect now (a new session)
@@ -71,12 +74,16 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 	l := &httpLink{
 		name: s.Name, url: s.URL, shown: redactURL(s.URL), headers: s.Headers, max: maxMessage, version: version, log: log,
 		ctx: ctx, cancel: cancel,
+		renewLife:  s.InitTimeout,
 		inbox:      make(chan []byte, 64),
 		streamKick: make(chan struct{}, 1),
 		streamUp:   make(chan struct{}),
 		goneCh:     make(chan struct{}),
 		legacy:     s.Type == config.TypeSSE,
 		inflight:   map[jsonrpc.ID]context.CancelFunc{},
+	}
+	if l.renewLife <= 0 { // a config.Server made without config.Load
+		l.renewLife = config.DefaultInitTimeout
 	}
 	// No overall timeout: event streams are long-lived. Requests are
 	// bounded by the gateway's per-request deadlines instead (see Write).
