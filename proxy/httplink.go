@@ -41,9 +41,14 @@ type httpLink struct {
 	ctx    context.Context // ends every request of the link
 	cancel context.CancelFunc
 	inbox  chan []byte
-	work   sync.WaitGroup // POSTs, event streams
+	work   sync.WaitGroup // POSTs, event streams, a new session's handshake
 	goneCh chan struct{}
 	goneMu sync.Once
+
+	places      chan struct{} // maxPOSTs-buffered: a token for each POST open (see Write)
+	requestLife time.Duration // bounds a request's HTTP work: no caller of the gateway waits longer
+	noticeLife  time.Duration // bounds the POST of a notification or an answer to the server
+	renewLife   time.Duration // bounds starting a new session (the server's init_timeout)
 
 	mu         sync.Mutex
 	session    string          // Mcp-Session-Id the server issued
@@ -58,6 +63,7 @@ type httpLink struct {
 	inflight   map[jsonrpc.ID]context.CancelFunc // our requests still awaiting an answer; ends each one's HTTP work
 	streamUp   chan struct{}                     // closed once messages may go: see awaitStream
 	streamSet  bool                              // streamUp is closed
+	renewing   *renewal                          // the new session being started, if any: see renewSession
 	reinits    atomic.Int64
 	onReinit   func()        // told after a new session replaced a forgotten one
 	streamKick chan struct{} // 1-buffered: the GET stream should reconnect now (a new session)
@@ -71,17 +77,59 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 	l := &httpLink{
 		name: s.Name, url: s.URL, shown: redactURL(s.URL), headers: s.Headers, max: maxMessage, version: version, log: log,
 		ctx: ctx, cancel: cancel,
-		inbox:      make(chan []byte, 64),
-		streamKick: make(chan struct{}, 1),
-		streamUp:   make(chan struct{}),
-		goneCh:     make(chan struct{}),
-		legacy:     s.Type == config.TypeSSE,
-		inflight:   map[jsonrpc.ID]context.CancelFunc{},
+		places:      make(chan struct{}, maxPOSTs),
+		requestLife: max(s.Timeout, s.MaxTimeout, s.InitTimeout),
+		noticeLife:  min(s.Timeout, maxNoticeLife),
+		renewLife:   s.InitTimeout,
+		inbox:       make(chan []byte, 64),
+		streamKick:  make(chan struct{}, 1),
+		streamUp:    make(chan struct{}),
+		goneCh:      make(chan struct{}),
+		legacy:      s.Type == config.TypeSSE,
+		inflight:    map[jsonrpc.ID]context.CancelFunc{},
 	}
-	// No overall timeout: event streams are long-lived. Requests are
-	// bounded by the gateway's per-request deadlines instead (see Write).
-	l.client = &http.Client{CheckRedirect: l.checkRedirect}
+	if s.Timeout <= 0 { // a config.Server made without config.Load
+		l.requestLife, l.noticeLife = max(l.requestLife, config.DefaultMaxTimeout), maxNoticeLife
+	}
+	if l.renewLife <= 0 {
+		l.renewLife = config.DefaultInitTimeout
+	}
+	// No overall timeout: event streams are long-lived. Each POST has its
+	// own deadline instead (see Write).
+	l.client = &http.Client{Transport: newTransport(), CheckRedirect: l.checkRedirect}
 	return l
+}
+
+// maxPOSTs bounds the POSTs a link has open at once. A request's POST stays
+// open until its answer, so this is also the most requests in flight to one
+// server. Past it Write waits: the outbox in front of the link fills, and
+// the notifications there are dropped or coalesced as for a server that
+// stops reading, while each request waits within its caller's deadline.
+const maxPOSTs = 256
+
+// maxNoticeLife bounds the POST of a notification or an answer to the
+// server, which a server answers with 202 at once: one it holds open must
+// not keep a place among maxPOSTs for long.
+const maxNoticeLife = 30 * time.Second
+
+// newTransport is net/http's default transport with room for maxPOSTs
+// POSTs to one host, and the GET stream, a new session's handshake and the
+// DELETE beside them. Each link has its own, so that one server's POSTs
+// never wait for another's connections, and its idle connections end with
+// it.
+func newTransport() *http.Transport {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	}
+	t.MaxConnsPerHost = maxPOSTs + 4
+	// Kept for the next burst of requests (net/http keeps 2): a fraction
+	// of the bound, since every idle connection is a socket held open.
+	t.MaxIdleConnsPerHost = 32
+	t.IdleConnTimeout = 90 * time.Second
+	return t
 }
 
 func (l *httpLink) Read() ([]byte, error) {
@@ -93,10 +141,13 @@ func (l *httpLink) Read() ([]byte, error) {
 	}
 }
 
-// Write sends one message in its own POST and returns at once: a POST
-// answered only when a long tool finishes must not hold up the caller,
-// whose deadline covers the wait for the answer instead.
-func (l *httpLink) Write(_ context.Context, msg []byte) error {
+// Write sends one message in its own POST, once one of maxPOSTs places is
+// free (waiting within ctx), and returns without waiting for the answer: a
+// POST answered only when a long tool finishes must not hold up the outbox,
+// and the caller's deadline covers the wait for the answer instead. The
+// POST of a request ends with its answer, when the gateway gives it up, or
+// after requestLife; any other POST after noticeLife.
+func (l *httpLink) Write(ctx context.Context, msg []byte) error {
 	if l.ctx.Err() != nil {
 		return jsonrpc.ErrClosed
 	}
@@ -104,41 +155,69 @@ func (l *httpLink) Write(_ context.Context, msg []byte) error {
 	if err != nil {
 		return err
 	}
+	if m.Method == notifyCancelled {
+		// Before waiting for a place: the request it ends may hold one.
+		if id, ok := cancelledRequest(m.Params); ok {
+			l.abandon(id)
+		}
+	}
+	select {
+	case l.places <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.ctx.Done():
+		return jsonrpc.ErrClosed
+	}
 	l.mu.Lock()
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		<-l.places
+		return jsonrpc.ErrClosed
+	}
 	if m.Method == methodInitialize {
 		l.initParams = m.Params
 	}
 	if m.IsResponse() {
 		delete(l.related, m.ID) // answered: the server's request is done
 	}
-	if m.Method == notifyCancelled {
-		if id, ok := cancelledRequest(m.Params); ok {
-			l.endRequestLocked(id)
-		}
-	}
-	if l.ctx.Err() != nil {
-		l.mu.Unlock()
-		return jsonrpc.ErrClosed
-	}
 	// A request's HTTP work (its POST, its stream, resuming it) ends when the
-	// gateway gives up on it: it then sends notifications/cancelled, which
-	// ends this context; so does its answer coming on another stream.
-	ctx := l.ctx
+	// gateway gives up on it (see abandon), or when its answer comes on
+	// another stream.
+	life := l.noticeLife
 	if m.IsRequest() {
-		ctx, l.inflight[m.ID] = context.WithCancel(l.ctx)
+		life = l.requestLife
+	}
+	work, done := context.WithTimeout(l.ctx, life)
+	if m.IsRequest() {
+		l.inflight[m.ID] = done
 	}
 	l.work.Add(1) // under l.mu: ordered before stop's Wait (see end)
 	l.mu.Unlock()
 	go func() {
 		defer l.work.Done()
+		defer func() { <-l.places }()
+		defer done()
 		defer l.endRequest(m.ID, m.IsRequest())
 		if m.Method != methodInitialize && m.Method != notifyInitialized && !m.IsResponse() {
-			l.awaitStream(ctx)
+			l.awaitStream(work)
 		}
-		l.send(ctx, msg, m, true)
+		l.send(work, msg, m, true)
 	}()
 	return nil
 }
+
+// abandon ends the HTTP work of our request id, which the gateway gave up
+// on (its caller's deadline passed, or the client cancelled it). The
+// gateway calls it at once, besides queueing notifications/cancelled: that
+// may wait in the outbox behind a Write that waits for the very place
+// among maxPOSTs this request holds.
+func (l *httpLink) abandon(id jsonrpc.ID) {
+	l.mu.Lock()
+	l.endRequestLocked(id)
+	l.mu.Unlock()
+}
+
+var _ requestAbandoner = (*httpLink)(nil)
 
 // endRequest forgets a request of ours whose HTTP work is over.
 func (l *httpLink) endRequest(id jsonrpc.ID, isRequest bool) {
@@ -171,6 +250,7 @@ func (l *httpLink) end() {
 	l.mu.Lock()
 	l.cancel()
 	l.mu.Unlock()
+	l.client.CloseIdleConnections()
 }
 
 func (l *httpLink) gone() <-chan struct{} { return l.goneCh }
@@ -207,6 +287,7 @@ func (l *httpLink) stop(grace time.Duration) {
 	case <-done:
 	case <-time.After(grace):
 	}
+	l.client.CloseIdleConnections() // those the last POSTs gave back
 }
 
 // markGone records why the server cannot be reached and ends the link, so

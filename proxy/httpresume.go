@@ -65,9 +65,10 @@ func (l *httpLink) resume(ctx context.Context, m *jsonrpc.Message, pos *streamPo
 			timer.Stop()
 			return ""
 		}
-		l.mu.Lock()
-		session := l.session
-		l.mu.Unlock()
+		session, ok := l.currentSession(ctx)
+		if !ok {
+			return ""
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.url, nil)
 		if err != nil {
 			return err.Error()

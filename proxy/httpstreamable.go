@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
-	"strconv"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/sse"
@@ -29,11 +28,17 @@ import (
 func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, retry bool) {
 	l.mu.Lock()
 	legacy := l.legacy
-	session := l.session
 	l.mu.Unlock()
 	if legacy {
 		l.sendLegacy(ctx, msg, m)
 		return
+	}
+	session := ""
+	if m.Method != methodInitialize {
+		var ok bool
+		if session, ok = l.currentSession(ctx); !ok {
+			return // given up while a new session was being started
+		}
 	}
 	if m.Method == notifyInitialized {
 		// The GET stream opens as soon as the server has read initialized,
@@ -83,9 +88,14 @@ func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, ret
 		l.readAnswer(ctx, resp, m)
 	case resp.StatusCode == http.StatusNotFound && session != "" && m.Method != methodInitialize && retry:
 		// The server restarted or expired our session: start a new one and
-		// try once more, so the client's own session goes on.
-		if err := l.reinitialize(session); err != nil {
-			l.failRequest(m, "its session expired and a new one could not be started: %v", err)
+		// try once more, so the client's own session goes on. This
+		// connection is given back first: the retry may need it.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if err := l.renewSession(ctx, session); err != nil {
+			if ctx.Err() == nil {
+				l.failRequest(m, "its session expired and a new one could not be started: %v", err)
+			}
 			return
 		}
 		l.send(ctx, msg, m, false)
@@ -252,9 +262,10 @@ func (l *httpLink) openStream() {
 		defer l.openGate() // no stream to wait for
 		pos, posSession := streamPos{retry: -1}, ""
 		for failures := 0; l.ctx.Err() == nil; {
-			l.mu.Lock()
-			session := l.session
-			l.mu.Unlock()
+			session, ok := l.currentSession(l.ctx)
+			if !ok {
+				return
+			}
 			if session != posSession { // event ids belong to a session
 				pos, posSession = streamPos{retry: -1}, session
 			}
@@ -333,61 +344,4 @@ func (l *httpLink) openGate() bool {
 	l.streamSet = true
 	close(l.streamUp)
 	return true
-}
-
-// reinitialize starts a new session after the server forgot old: the same
-// initialize the gateway sent, then initialized. Concurrent callers share it.
-func (l *httpLink) reinitialize(old string) error {
-	l.mu.Lock()
-	if l.session != old {
-		l.mu.Unlock()
-		return nil // someone already did
-	}
-	params := l.initParams
-	l.session = ""
-	l.mu.Unlock()
-	id := jsonrpc.StringID("mcpgate-reinit-" + strconv.FormatInt(l.reinits.Add(1), 10))
-	init := (&jsonrpc.Message{ID: id, Method: methodInitialize, Params: params}).Encode()
-	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, l.url, bytes.NewReader(init))
-	if err != nil {
-		return err
-	}
-	l.setHeaders(req, "")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := l.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("initialize: HTTP %s", resp.Status)
-	}
-	session := resp.Header.Get(headerSession)
-	// The answer is the gateway's business only in what it already knows;
-	// read it to the end so the connection can be reused.
-	io.Copy(io.Discard, io.LimitReader(resp.Body, int64(l.max)))
-	l.mu.Lock()
-	l.session = session
-	l.mu.Unlock()
-	note := (&jsonrpc.Message{Method: notifyInitialized}).Encode()
-	req, err = http.NewRequestWithContext(l.ctx, http.MethodPost, l.url, bytes.NewReader(note))
-	if err != nil {
-		return err
-	}
-	l.setHeaders(req, session)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if resp, err := l.client.Do(req); err == nil {
-		resp.Body.Close()
-	}
-	l.log.Warn("upstream forgot our session; started a new one and retried", "url", l.shown)
-	select { // what the server sends on its own goes on the new session's stream
-	case l.streamKick <- struct{}{}:
-	default:
-	}
-	if l.onReinit != nil {
-		l.onReinit()
-	}
-	return nil
 }

@@ -243,10 +243,19 @@ func (u *upstream) closedError(method string, l link) error {
 	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, l.reason(2*time.Second), method)
 }
 
+// requestAbandoner is a link that holds resources for each request in
+// flight (over HTTP, one of a bounded number of POSTs): it frees them as
+// soon as the gateway gives up on the request, without waiting for the
+// cancellation to come through the outbox.
+type requestAbandoner interface{ abandon(jsonrpc.ID) }
+
 // sendCancel tells the server to stop working on id. It never waits: the
 // notification is queued if there is room (cancellation is best effort),
 // so a server that does not read its stdin cannot hold up the answer.
 func (u *upstream) sendCancel(w *wire, id jsonrpc.ID, reason string) {
+	if a, ok := w.link.(requestAbandoner); ok {
+		a.abandon(id)
+	}
 	params := mustJSON(map[string]any{"requestId": id, "reason": reason})
 	w.out.offer((&jsonrpc.Message{Method: notifyCancelled, Params: params}).Encode(), jsonrpc.ID{})
 }
