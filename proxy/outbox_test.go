@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -77,5 +78,35 @@ func TestOutboxBoundedWhenClientStopsReading(t *testing.T) {
 	defer bs.mu.Unlock()
 	if last := string(bs.written[len(bs.written)-1]); last != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("last written = %s, want the response, after the notifications queued before it", last)
+	}
+}
+
+// The drop report logs, and a log line may wait on a stderr nobody reads:
+// it is made with the queue's lock released, so that the writer and every
+// other caller keep going meanwhile.
+func TestOutboxReportsDropsWithoutItsLock(t *testing.T) {
+	bs := &blockedStream{release: make(chan struct{})}
+	var q *outbox
+	heldDuringReport := 0
+	q = newOutbox(bs, 100, false, time.Second, func(int) {
+		// The writer goroutine may hold the lock for a moment; the caller
+		// of offer would hold it for good.
+		for deadline := time.Now().Add(10 * time.Second); !q.mu.TryLock(); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				heldDuringReport++
+				return
+			}
+		}
+		q.mu.Unlock()
+	})
+	defer q.Close()
+	defer close(bs.release)
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)
+	for range 10 {
+		q.offer(msg, jsonrpc.ID{})
+	}
+	q.offerOnce([]byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
+	if heldDuringReport > 0 {
+		t.Fatalf("onDrop was called %d times with the queue's lock held", heldDuringReport)
 	}
 }
