@@ -61,7 +61,10 @@ func newLogQueue(out io.Writer, limit int, grace time.Duration, reportLoss func(
 func (q *logQueue) Write(p []byte) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || (q.bytes > 0 && q.bytes+len(p) > q.limit) {
+	if q.closed {
+		return len(p), nil // mcpgate is exiting: not a loss to report
+	}
+	if q.bytes > 0 && q.bytes+len(p) > q.limit {
 		q.dropped++
 		return len(p), nil
 	}
@@ -101,7 +104,7 @@ func (q *logQueue) writeLoop() {
 // waiting up to the grace. A writer still stuck on a stderr nobody reads is
 // left to end with the process: a write to a pipe cannot be interrupted
 // unless the pipe is made non-blocking, and stderr is often the client's
-// own (the MCP TypeScript SDK passes its stderr to servers by default), so
+// own (the MCP TypeScript SDK's servers inherit it by default), so
 // that would change it under the client too.
 func (q *logQueue) Close() error {
 	q.mu.Lock()
