@@ -235,6 +235,10 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// SIGPIPE notified, such writes fail with EPIPE instead (see os/signal).
 	// Notify, not Ignore: an ignored signal stays ignored in the servers.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// A client may also leave stderr open and never read it (logqueue.go).
+	logs := newLogQueue(stderr, logQueueBytes, logFlushGrace, c.lossReport(stderr))
+	defer logs.Close()
+	stderr = logs
 	g, cfg, log, ok := setup(c, stderr, false)
 	if !ok {
 		return 1

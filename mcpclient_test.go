@@ -21,8 +21,11 @@ import (
 // starts and speaks to over stdio, as Claude Desktop does; or, with -url, a
 // server over Streamable HTTP (-sse: the older HTTP+SSE transport).
 //
-//	mcpclient [-timeout 10s] SESSION COMMAND [ARG...]
+//	mcpclient [-timeout 10s] [-stderr-unread] SESSION COMMAND [ARG...]
 //	mcpclient [-timeout 10s] -url URL [-sse] SESSION
+//
+// The command's stderr is copied to ours; with -stderr-unread it is a pipe
+// that nobody reads (a client that leaves the log unread) until read-stderr.
 //
 // Session lines:
 //
@@ -43,6 +46,8 @@ import (
 //	wait-exit            wait for the command to exit by itself
 //	close-stdout         close our end of the command's stdout: the client left
 //	close-stderr         close our end of the command's stderr: nobody reads the log
+//	read-stderr [TEXT]   start copying the command's stderr to ours (after -stderr-unread);
+//	                     with TEXT, then wait for a line of it that contains TEXT
 //	write-pid FILE       write the command's pid to FILE (whole when it appears)
 //	# ...                comment
 //
@@ -66,8 +71,9 @@ func mcpClientMain(args []string) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "how long each expect waits")
 	url := fs.String("url", "", "speak Streamable HTTP to this URL instead of starting a command")
 	legacy := fs.Bool("sse", false, "with -url: the older HTTP+SSE transport (URL is the /sse endpoint)")
+	stderrUnread := fs.Bool("stderr-unread", false, "give the command a stderr pipe and never read it")
 	if err := fs.Parse(args); err != nil || fs.NArg() < 1 || (*url == "" && fs.NArg() < 2) {
-		fmt.Fprintln(os.Stderr, "usage: mcpclient [-timeout D] SESSION COMMAND [ARG...]\n       mcpclient [-timeout D] -url URL [-sse] SESSION")
+		fmt.Fprintln(os.Stderr, "usage: mcpclient [-timeout D] [-stderr-unread] SESSION COMMAND [ARG...]\n       mcpclient [-timeout D] -url URL [-sse] SESSION")
 		return 2
 	}
 	session, err := os.ReadFile(fs.Arg(0))
@@ -85,7 +91,7 @@ func mcpClientMain(args []string) int {
 		}
 		t = ht
 	} else {
-		st, err := startStdio(c, fs.Arg(1), fs.Args()[2:])
+		st, err := startStdio(c, fs.Arg(1), fs.Args()[2:], *stderrUnread)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "mcpclient:", err)
 			return 1
@@ -191,13 +197,14 @@ type stdioTransport struct {
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
 	stdout     io.Closer
-	stderr     io.Closer     // our end of the command's stderr, copied to ours
+	stderr     io.ReadCloser // our end of the command's stderr, copied to ours
+	stderrRead bool          // the copy has started
 	stderrDone chan struct{} // closed when the copy has ended
 	timeout    time.Duration
 	closed     bool
 }
 
-func startStdio(c *client, name string, args []string) (*stdioTransport, error) {
+func startStdio(c *client, name string, args []string, unread bool) (*stdioTransport, error) {
 	cmd := exec.Command(name, args...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -215,12 +222,38 @@ func startStdio(c *client, name string, args []string) (*stdioTransport, error) 
 		return nil, err
 	}
 	t := &stdioTransport{c: c, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderrR, stderrDone: make(chan struct{}), timeout: c.timeout}
-	go func() {
-		defer close(t.stderrDone)
-		io.Copy(os.Stderr, stderrR)
-	}()
+	if !unread { // else the pipe stays open (t.stderr), full once the command has written 64 KiB
+		t.readStderr("")
+	}
 	go c.read(stdout)
 	return t, nil
+}
+
+// readStderr starts copying the command's stderr to ours. The channel
+// returned is closed once a line containing want has gone by (never, for
+// an empty want).
+func (t *stdioTransport) readStderr(want string) (<-chan struct{}, error) {
+	if t.stderrRead {
+		return nil, errors.New("stderr is read already")
+	}
+	t.stderrRead = true
+	seen := make(chan struct{})
+	go func() {
+		defer close(t.stderrDone)
+		br := bufio.NewReader(t.stderr)
+		for {
+			line, err := br.ReadBytes('\n')
+			os.Stderr.Write(line)
+			if want != "" && bytes.Contains(line, []byte(want)) {
+				close(seen)
+				want = ""
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return seen, nil
 }
 
 func (t *stdioTransport) send(msg string) error {
@@ -250,7 +283,19 @@ func (t *stdioTransport) verb(name, rest string) error {
 		return t.stdout.Close()
 	case "close-stderr":
 		t.stderr.Close()
-		<-t.stderrDone
+		if t.stderrRead {
+			<-t.stderrDone
+		}
+	case "read-stderr":
+		seen, err := t.readStderr(rest)
+		if err != nil || rest == "" {
+			return err
+		}
+		select {
+		case <-seen:
+		case <-time.After(t.timeout):
+			return fmt.Errorf("no stderr line containing %q after %v", rest, t.timeout)
+		}
 	case "write-pid":
 		tmp := rest + ".tmp"
 		if err := os.WriteFile(tmp, []byte(fmt.Sprint(t.cmd.Process.Pid)), 0o644); err != nil {
@@ -280,9 +325,11 @@ func (t *stdioTransport) stop(end func()) bool {
 	go func() { <-t.c.readDone(); exited <- t.cmd.Wait() }()
 	select {
 	case err := <-exited:
-		select {
-		case <-t.stderrDone: // the command's last log lines are out
-		case <-time.After(t.timeout):
+		if t.stderrRead {
+			select {
+			case <-t.stderrDone: // the command's last log lines are out
+			case <-time.After(t.timeout):
+			}
 		}
 		var ee *exec.ExitError
 		if ws, ok := t.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

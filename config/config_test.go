@@ -145,6 +145,36 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestRedactCut: text cut short (a long line kept up to a limit) may end
+// with the start of a value, which is hidden too, from 4 characters on.
+func TestRedactCut(t *testing.T) {
+	data := `{"mcpServers": {"a": {"url": "https://x/${TOKEN}", "headers": {"X-Key": "${KEY}", "X-Pass": "${PASS}"}}}}`
+	cfg, err := Load([]byte(data), "c.json", env(map[string]string{"TOKEN": "tok/en 42", "KEY": "tok/en 42 and more", "PASS": "pa55 word!"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{"pass pa55", "pass ${PASS}"},
+		{"pass pa55 wor", "pass ${PASS}"},
+		{"key tok/en 42 and m", "key ${KEY}"},
+		{"token tok/en 42", "token ${TOKEN}"},  // a whole value, not the start of a longer one
+		{"GET /pa55%20word%2", "GET /${PASS}"}, // escaped, as in a URL
+		{"q=pa55+wo", "q=${PASS}"},
+		{"token tok/en 42, pass pa55 w", "token ${TOKEN}, pass ${PASS}"},
+		{"pass pa5", "pass pa5"},                       // 3 characters: too short to hide
+		{"pa55 somewhere else", "pa55 somewhere else"}, // a start not at the end was not cut
+	}
+	for _, tt := range tests {
+		if got := cfg.RedactCut(tt.in); got != tt.want {
+			t.Errorf("RedactCut(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	var none *Config
+	if got := none.RedactCut("pa55"); got != "pa55" {
+		t.Errorf("nil Config: RedactCut = %q", got)
+	}
+}
+
 // TestLoadNeverEchoesValues: a problem shows the value as written, ${VAR}
 // and all, never what it expanded to.
 func TestLoadNeverEchoesValues(t *testing.T) {

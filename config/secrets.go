@@ -59,6 +59,7 @@ func (s *secretSet) redactor() *redactor {
 	var args []string
 	for _, p := range pairs {
 		r.values = append(r.values, p.old)
+		r.shown = append(r.shown, "${"+p.name+"}")
 		args = append(args, p.old, "${"+p.name+"}")
 	}
 	r.replacer = strings.NewReplacer(args...)
@@ -67,6 +68,7 @@ func (s *secretSet) redactor() *redactor {
 
 type redactor struct {
 	values   []string // every form matched, to skip the replacer when none is there
+	shown    []string // what replaces each of values
 	replacer *strings.Replacer
 }
 
@@ -82,6 +84,28 @@ func (r *redactor) redact(s string) string {
 	return s
 }
 
+// redactCut is redact for s cut short at its end. The end is checked
+// first, on s as it is: a value there may be cut, or whole but also the
+// start of a longer one; the longest match wins, a whole value on a tie.
+func (r *redactor) redactCut(s string) string {
+	if r == nil {
+		return s
+	}
+	best, whole, shown := 0, false, ""
+	for i, v := range r.values {
+		for n := min(len(v), len(s)); n >= minSecretLen && (n > best || n == best && !whole); n-- {
+			if strings.HasSuffix(s, v[:n]) {
+				best, whole, shown = n, n == len(v), r.shown[i]
+				break
+			}
+		}
+	}
+	if best == 0 {
+		return r.redact(s)
+	}
+	return r.redact(s[:len(s)-best]) + shown
+}
+
 // Redact returns s with every value that a ${VAR} in the config expanded to
 // replaced by "${VAR}". Apply it to any text that leaves mcpgate (errors,
 // logs, the audit trail): values from the environment are often secrets.
@@ -91,4 +115,16 @@ func (c *Config) Redact(s string) string {
 		return s
 	}
 	return c.redactor.redact(s)
+}
+
+// RedactCut is Redact for text cut short at its end (a long line kept up
+// to a limit, the start of a body): a value cut there leaves its start,
+// which Redact cannot recognise. That start is replaced by "${VAR}" too
+// when it is at least 4 characters long; a shorter one is left, as values
+// shorter than that are. s must end where the cut was made.
+func (c *Config) RedactCut(s string) string {
+	if c == nil {
+		return s
+	}
+	return c.redactor.redactCut(s)
 }

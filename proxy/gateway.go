@@ -47,8 +47,10 @@ type Options struct {
 	// values hidden (see config.Config.Redact). Nil: slog.Default().
 	Logger *slog.Logger
 	// UpstreamStderr receives each line an upstream writes to its stderr,
-	// prefixed with the server's name and redacted like the log. Nil: the
-	// lines go to Logger.
+	// prefixed with the server's name and redacted like the log, one Write
+	// per line, from many goroutines at once: it must be safe for that, and
+	// should not block (a slow writer holds up that server's stderr). Nil:
+	// the lines go to Logger.
 	UpstreamStderr io.Writer
 	// Version is reported as serverInfo.version. Empty: "dev".
 	Version string
@@ -107,7 +109,6 @@ type Gateway struct {
 	pinReported  map[pinReport][32]byte         // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[*session]string // upstream URI → subscribed sessions → URI as each used it
 	snapshots    snapshotStore
-	stderrMu     sync.Mutex
 }
 
 // New builds a gateway for cfg and opens its audit trail. It starts nothing.
@@ -474,9 +475,7 @@ func (g *Gateway) upstreamStderr(server, line string) {
 		g.log.Info(line, "server", server, "stream", "stderr")
 		return
 	}
-	g.stderrMu.Lock()
-	defer g.stderrMu.Unlock()
-	fmt.Fprintf(g.stderr, "[%s] %s\n", server, line)
+	fmt.Fprintf(g.stderr, "[%s] %s\n", server, line) // one Write: lines never interleave
 }
 
 // snapshotSessions returns the live, initialized sessions; callers write to

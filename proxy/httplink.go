@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -65,8 +67,9 @@ type httpLink struct {
 	streamSet  bool                              // streamUp is closed
 	renewing   *renewal                          // the new session being started, if any: see renewSession
 	reinits    atomic.Int64
-	onReinit   func()        // told after a new session replaced a forgotten one
-	streamKick chan struct{} // 1-buffered: the GET stream should reconnect now (a new session)
+	onReinit   func()              // told after a new session replaced a forgotten one
+	redactCut  func(string) string // hides a secret's start left where an error body is cut; nil: nothing
+	streamKick chan struct{}       // 1-buffered: the GET stream should reconnect now (a new session)
 }
 
 func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logger) *httpLink {
@@ -316,6 +319,25 @@ func (l *httpLink) failRequest(m *jsonrpc.Message, format string, args ...any) {
 	}
 	err := jsonrpc.Errorf(errUnavailable, "upstream %q: %s", l.name, fmt.Sprintf(format, args...))
 	l.push((&jsonrpc.Message{ID: m.ID, Error: err}).Encode())
+}
+
+// maxErrorBody is how much of an HTTP error's body an error message quotes.
+const maxErrorBody = 512
+
+// errorBody reads the start of an HTTP error's body, to quote. Cut, it
+// ends with "…", and what the cut may have left of a secret (the server
+// echoing a token) is hidden: redaction of the whole message cannot
+// recognise a part of one.
+func (l *httpLink) errorBody(r io.Reader) string {
+	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody+1))
+	if len(body) <= maxErrorBody {
+		return string(bytes.TrimSpace(body))
+	}
+	kept := string(bytes.TrimLeftFunc(trimPartialRune(body[:maxErrorBody]), unicode.IsSpace))
+	if l.redactCut != nil {
+		kept = l.redactCut(kept)
+	}
+	return kept + "…"
 }
 
 func (l *httpLink) setHeaders(req *http.Request, session string) {

@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -89,9 +87,9 @@ func (l *httpLink) resume(ctx context.Context, m *jsonrpc.Message, pos *streamPo
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			body := l.errorBody(resp.Body)
 			resp.Body.Close()
-			why = strings.TrimSpace(fmt.Sprintf("GET with %s %q: HTTP %s %s", headerLastEventID, pos.lastID, resp.Status, bytes.TrimSpace(body)))
+			why = strings.TrimSpace(fmt.Sprintf("GET with %s %q: HTTP %s %s", headerLastEventID, pos.lastID, resp.Status, body))
 			if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound {
 				return why // no resumption here, or the session is gone: trying again brings nothing
 			}

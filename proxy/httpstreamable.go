@@ -107,8 +107,7 @@ func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, ret
 		l.mu.Unlock()
 		l.sendLegacy(ctx, msg, m)
 	default:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		l.failRequest(m, "HTTP %s: %s", resp.Status, bytes.TrimSpace(body))
+		l.failRequest(m, "HTTP %s: %s", resp.Status, l.errorBody(resp.Body))
 	}
 }
 

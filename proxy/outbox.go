@@ -34,7 +34,7 @@ type outbox struct {
 
 	inline bool
 	limit  int
-	onDrop func(queued int) // told once per episode of dropping
+	onDrop func(queued int) // told once per episode of dropping, without q.mu held (it logs)
 	grace  time.Duration    // how long Close lets the writer deliver what is queued
 
 	mu      sync.Mutex
@@ -118,8 +118,9 @@ func (q *outbox) full(n int) bool { return len(q.msgs) > 0 && q.bytes+n > q.limi
 // related, if valid, is the peer's request it belongs to. It never waits.
 func (q *outbox) offer(msg []byte, related jsonrpc.ID) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.offerLocked(queued{msg: msg, related: related, notification: true})
+	_, report := q.offerLocked(queued{msg: msg, related: related, notification: true})
+	q.mu.Unlock()
+	report()
 }
 
 // offerOnce is offer for a notification that says a state changed
@@ -127,31 +128,38 @@ func (q *outbox) offer(msg []byte, related jsonrpc.ID) {
 // another would say nothing new, so a flood of them costs one message.
 func (q *outbox) offerOnce(msg []byte) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.once[string(msg)] > 0 {
+		q.mu.Unlock()
 		return
 	}
-	if q.offerLocked(queued{msg: msg, once: true, notification: true}) {
+	ok, report := q.offerLocked(queued{msg: msg, once: true, notification: true})
+	if ok {
 		if q.once == nil {
 			q.once = map[string]int{}
 		}
 		q.once[string(msg)]++
 	}
+	q.mu.Unlock()
+	report()
 }
 
-func (q *outbox) offerLocked(m queued) bool {
+// offerLocked queues m if there is room. report, to be called once q.mu is
+// released, tells onDrop when this drop began an episode: reporting logs,
+// and nothing is written while a lock is held.
+func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 	if q.closed {
-		return false
+		return false, func() {}
 	}
 	if q.full(len(m.msg)) {
 		q.dropped++
 		if q.dropped == 1 && q.onDrop != nil {
-			q.onDrop(q.bytes)
+			queued := q.bytes
+			return false, func() { q.onDrop(queued) }
 		}
-		return false
+		return false, func() {}
 	}
 	q.push(m) // the writer goroutine takes it: an offer never writes, so it never waits
-	return true
+	return true, func() {}
 }
 
 func (q *outbox) push(m queued) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +117,35 @@ func TestOutboxCoalescesNotices(t *testing.T) {
 	defer bs.mu.Unlock()
 	if len(bs.written) != 3 {
 		t.Fatalf("%d messages written, want 3 (the notice being written, one notice, the other)", len(bs.written))
+	}
+}
+
+// The drop report logs, and a log line may wait on a stderr nobody reads:
+// it is made with the queue's lock released, so that the writer and every
+// other caller keep going meanwhile.
+func TestOutboxReportsDropsWithoutItsLock(t *testing.T) {
+	bs := &blockedStream{release: make(chan struct{})}
+	var q *outbox
+	heldDuringReport := 0
+	q = newOutbox(bs, 100, false, time.Second, func(int) {
+		// The writer goroutine may hold the lock for a moment; the caller
+		// of offer would hold it for good.
+		for deadline := time.Now().Add(10 * time.Second); !q.mu.TryLock(); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				heldDuringReport++
+				return
+			}
+		}
+		q.mu.Unlock()
+	})
+	defer q.Close()
+	defer close(bs.release)
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)
+	for range 10 {
+		q.offer(msg, jsonrpc.ID{})
+	}
+	q.offerOnce([]byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
+	if heldDuringReport > 0 {
+		t.Fatalf("onDrop was called %d times with the queue's lock held", heldDuringReport)
 	}
 }

@@ -44,6 +44,9 @@ type processOptions struct {
 	maxMessage int           // limit on one message from the server
 	grace      time.Duration // each step of stopping it
 	wardens    bool          // start it under a warden, where there are (Linux)
+	// redactCut hides a secret's start left at the end of a stderr line
+	// cut short (see readStderrLines); nil: nothing is hidden.
+	redactCut func(string) string
 }
 
 // wardenStartTimeout bounds the wait for a warden's report that its
@@ -118,7 +121,7 @@ func startProcess(s config.Server, opts processOptions, logLine func(string)) (*
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	go p.copyStderr(errR, logLine)
+	go p.copyStderr(errR, opts.redactCut, logLine)
 	return p, nil
 }
 
@@ -169,10 +172,10 @@ func unwrapExec(err error) error {
 	return err
 }
 
-func (p *process) copyStderr(r io.ReadCloser, logLine func(string)) {
+func (p *process) copyStderr(r io.ReadCloser, redactCut func(string) string, logLine func(string)) {
 	defer close(p.stderrDone)
 	defer r.Close()
-	readStderrLines(r, func(line string) {
+	readStderrLines(r, redactCut, func(line string) {
 		p.mu.Lock()
 		p.lastStderr = line
 		p.mu.Unlock()

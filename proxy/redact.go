@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 
@@ -65,6 +66,9 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, red...)
 	case slog.KindAny:
+		if b, ok := byteSlice(v.Any()); ok {
+			return redactBytesAttr(a.Key, v, b, h.redact)
+		}
 		// errors, panics, anything printed with fmt: redact what it prints
 		s := fmt.Sprint(v.Any())
 		if r := h.redact(s); r != s {
@@ -72,6 +76,34 @@ func (h *redactingHandler) redactAttr(a slog.Attr) slog.Attr {
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// redactBytesAttr redacts bytes as the text they hold: that is how the
+// text handler prints them (fmt.Sprint would show numbers, and hide the
+// value from redact), and the JSON handler too for json.RawMessage. Often
+// the text is JSON, with a value perhaps escaped: its strings are redacted
+// as such. A json.RawMessage stays JSON.
+func redactBytesAttr(key string, v slog.Value, b []byte, redact func(string) string) slog.Attr {
+	s := redact(string(redactJSON(b, redact)))
+	if s == string(b) {
+		return slog.Attr{Key: key, Value: v}
+	}
+	if _, raw := v.Any().(json.RawMessage); raw && json.Valid([]byte(s)) {
+		return slog.Any(key, json.RawMessage(s))
+	}
+	return slog.String(key, s)
+}
+
+// byteSlice reports whether a is a slice of bytes, named or not, as slog's
+// handlers tell (they print such a value as a string).
+func byteSlice(a any) ([]byte, bool) {
+	if b, ok := a.([]byte); ok {
+		return b, true
+	}
+	if t := reflect.TypeOf(a); t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		return reflect.ValueOf(a).Bytes(), true
+	}
+	return nil, false
 }
 
 // redactJSON applies redact to every string in a JSON text (keys too),

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -54,6 +55,32 @@ func TestRedactingHandler(t *testing.T) {
 		}
 		if !strings.Contains(out, "42") {
 			t.Errorf("%s: other attributes are lost:\n%s", format, out)
+		}
+	}
+}
+
+// Bytes are logged as the text they hold (the text handler prints them as
+// a string, the JSON handler as base64 or, for json.RawMessage, as JSON),
+// so they are redacted as text.
+func TestRedactingHandlerBytes(t *testing.T) {
+	secretBytes := []byte(`{"token":"tok/en<1>"}`)
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		var h slog.Handler = slog.NewTextHandler(&buf, nil)
+		if format == "json" {
+			h = slog.NewJSONHandler(&buf, nil)
+		}
+		log := slog.New(&redactingHandler{next: h, redact: redactTok})
+		log.Warn("bad answer", "body", secretBytes, "raw", json.RawMessage(secretBytes), "clean", []byte("nothing secret"))
+		out := buf.String()
+		if strings.Contains(out, "tok/en") || strings.Contains(out, `tok\/en`) || strings.Contains(out, base64.StdEncoding.EncodeToString(secretBytes)) {
+			t.Errorf("%s: the value is logged:\n%s", format, out)
+		}
+		if n := strings.Count(out, "${TOKEN}"); n != 2 {
+			t.Errorf("%s: ${TOKEN} appears %d times, want 2:\n%s", format, n, out)
+		}
+		if format == "text" && !strings.Contains(out, `clean="nothing secret"`) {
+			t.Errorf("%s: bytes without a secret are not logged as they were:\n%s", format, out)
 		}
 	}
 }

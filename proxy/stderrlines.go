@@ -15,8 +15,10 @@ const maxStderrLine = 4096
 // passed on cut, with "…", as soon as it reaches the limit, and the rest of
 // it is skipped up to its end. A carriage return ends a line too, so that a
 // progress bar redrawn with \r is one line per redraw, not one unending
-// line. Empty lines are not passed on.
-func readStderrLines(r io.Reader, emit func(line string)) {
+// line. Empty lines are not passed on. redactCut, if not nil, is applied to
+// what is kept of a cut line: a secret cut there leaves a start that
+// redaction of the whole line cannot recognise (config.Config.RedactCut).
+func readStderrLines(r io.Reader, redactCut func(string) string, emit func(line string)) {
 	buf := make([]byte, 32<<10)
 	line := make([]byte, 0, maxStderrLine)
 	skipping := false // the line was cut and passed on; skip to its end
@@ -32,7 +34,11 @@ func readStderrLines(r io.Reader, emit func(line string)) {
 			if !skipping {
 				if room := maxStderrLine - len(line); len(part) > room {
 					line = append(line, part[:room]...)
-					emit(string(trimPartialRune(line)) + "…")
+					kept := string(trimPartialRune(line))
+					if redactCut != nil {
+						kept = redactCut(kept)
+					}
+					emit(kept + "…")
 					line, skipping = line[:0], true
 				} else {
 					line = append(line, part...)

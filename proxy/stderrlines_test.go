@@ -35,7 +35,7 @@ func TestReadStderrLines(t *testing.T) {
 			}
 			for how, r := range readers {
 				var got []string
-				readStderrLines(r, func(line string) { got = append(got, line) })
+				readStderrLines(r, nil, func(line string) { got = append(got, line) })
 				if !slices.Equal(got, tt.want) {
 					t.Errorf("%s: got %q, want %q", how, abbreviate(got), abbreviate(tt.want))
 				}
@@ -53,4 +53,16 @@ func abbreviate(lines []string) []string {
 		out[i] = l
 	}
 	return out
+}
+
+// Only what is kept of a cut line goes through redactCut, before the "…":
+// that is where a secret may be cut in two.
+func TestReadStderrLinesRedactsCut(t *testing.T) {
+	long := strings.Repeat("x", maxStderrLine-4)
+	hideTok := func(s string) string { return strings.TrimSuffix(s, "tok/") + "${TOKEN}" }
+	var got []string
+	readStderrLines(strings.NewReader("short tok/\n"+long+"tok/en<1> and more\n"), hideTok, func(line string) { got = append(got, line) })
+	if want := []string{"short tok/", long + "${TOKEN}…"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", abbreviate(got), abbreviate(want))
+	}
 }

@@ -139,7 +139,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	start := time.Now()
 	var l link
 	if u.cfg.Type == config.TypeStdio {
-		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens}, func(line string) { u.g.upstreamStderr(u.name, line) })
+		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens, redactCut: u.g.cfg.RedactCut}, func(line string) { u.g.upstreamStderr(u.name, line) })
 		if err != nil {
 			return nil, u.fail(err.Error())
 		}
@@ -147,6 +147,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	} else {
 		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
 		hl.onReinit = u.resubscribe
+		hl.redactCut = u.g.cfg.RedactCut
 		l = hl
 	}
 	out := newOutbox(l, upstreamQueueBytes, false, u.g.cfg.StopGrace, func(queued int) {
