@@ -177,7 +177,10 @@ func FuzzArgsValue(f *testing.F) {
 }
 
 func BenchmarkArgs(b *testing.B) {
-	p := mustArgs(b, argsRules)
+	p := mustArgs(b, `{"policy": "args", "rules": [
+		{"tool": "run_query", "arg": "sql", "deny": "(?i)\\b(drop|truncate)\\b", "max_length": 4000},
+		{"tool": "fetch*", "arg": "url", "allow": "^https://"}
+	]}`)
 	for _, bc := range []struct{ name, tool string }{{"ruled", "run_query"}, {"unruled", "list_tables"}} {
 		in := toolCall(bc.tool, `{"sql":"select id, name from users where id = 42","database":"main"}`)
 		b.Run(bc.name, func(b *testing.B) {
