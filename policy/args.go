@@ -187,7 +187,7 @@ func checkArg(r *config.ArgRule, raw []byte) (argFault, bool) {
 		text = s
 	} else {
 		var err error
-		if text, inner, err = canonicalJSON(raw); err != nil {
+		if text, inner, err = argJSONText(raw); err != nil {
 			return argFault{rule: r, kind: argKindNotAllowed, cause: "is not valid JSON"}, true
 		}
 	}
@@ -211,11 +211,11 @@ func checkArg(r *config.ArgRule, raw []byte) (argFault, bool) {
 	return argFault{}, false
 }
 
-// canonicalJSON returns a non-string JSON value's text, re-encoded (escapes
+// argJSONText returns a non-string JSON value's text, re-encoded (escapes
 // decoded where JSON allows, <, > and & left alone, numbers as written,
 // object keys sorted), and every string inside it, keys included and
 // duplicates too, decoded.
-func canonicalJSON(raw []byte) (string, []string, error) {
+func argJSONText(raw []byte) (string, []string, error) {
 	var strs []string
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -9,9 +9,9 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 )
 
-// loadPolicy reads one top-level policy entry the way mcpgate's config
+// ruleLoadPolicy reads one top-level policy entry the way mcpgate's config
 // does, so the tests see what the constructors really get.
-func loadPolicy(t testing.TB, entry string) config.Policy {
+func ruleLoadPolicy(t testing.TB, entry string) config.Policy {
 	t.Helper()
 	cfg, err := config.Load([]byte(`{"mcpServers": {"db": {"command": "db-server"}}, "policies": [`+entry+`]}`), "mcpgate.json", os.LookupEnv)
 	if err != nil {
@@ -22,7 +22,7 @@ func loadPolicy(t testing.TB, entry string) config.Policy {
 
 func mustArgs(t testing.TB, entry string) Policy {
 	t.Helper()
-	p, err := newArgs(loadPolicy(t, entry), Env{})
+	p, err := newArgs(ruleLoadPolicy(t, entry), Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := toolCall(tt.tool, tt.args)
+			in := ruleToolCall(tt.tool, tt.args)
 			d := p.Decide(context.Background(), in)
 			if tt.kind == "" {
 				if d.Action != Allow {
@@ -102,7 +102,7 @@ func TestArgsReasons(t *testing.T) {
 		{`{"sql":"` + strings.Repeat("x", 50) + `"}`, `argument "sql" of tool "fs__run_query" is 50 characters long; at most 40 are allowed (rule policies[0].rules[0])`},
 	}
 	for _, tt := range tests {
-		if d := p.Decide(context.Background(), toolCall("run_query", tt.args)); d.Reason != tt.want {
+		if d := p.Decide(context.Background(), ruleToolCall("run_query", tt.args)); d.Reason != tt.want {
 			t.Errorf("reason %q, want %q", d.Reason, tt.want)
 		}
 	}
@@ -114,7 +114,7 @@ func TestArgsAuditRecordsEveryBrokenRule(t *testing.T) {
 		{"tool": "*", "arg": "sql", "allow": "^select"},
 		{"tool": "*", "arg": "url", "allow": "^https://"}
 	]}`)
-	d := p.Decide(context.Background(), toolCall("q", `{"sql":"drop table users","url":"http://x"}`))
+	d := p.Decide(context.Background(), ruleToolCall("q", `{"sql":"drop table users","url":"http://x"}`))
 	if d.Action != Audit {
 		t.Fatalf("got %v, want audit", d.Action)
 	}
@@ -132,12 +132,12 @@ func TestArgsAuditRecordsEveryBrokenRule(t *testing.T) {
 
 func TestArgsOnlyToolCallRequests(t *testing.T) {
 	p := mustArgs(t, argsRules)
-	in := toolCall("run_query", `{"sql":"drop table users"}`)
+	in := ruleToolCall("run_query", `{"sql":"drop table users"}`)
 	in.Stage = Result
 	if d := p.Decide(context.Background(), in); d.Action != Allow {
 		t.Errorf("result stage: got %v", d.Action)
 	}
-	in = toolCall("run_query", `{"sql":"drop table users"}`)
+	in = ruleToolCall("run_query", `{"sql":"drop table users"}`)
 	in.Method, in.Kind = "prompts/get", "prompt"
 	if d := p.Decide(context.Background(), in); d.Action != Allow {
 		t.Errorf("prompts/get: got %v", d.Action)
@@ -145,12 +145,12 @@ func TestArgsOnlyToolCallRequests(t *testing.T) {
 }
 
 func TestArgsConfigErrors(t *testing.T) {
-	spec := loadPolicy(t, argsRules)
+	spec := ruleLoadPolicy(t, argsRules)
 	spec.Rules = nil
 	if _, err := newArgs(spec, Env{}); err == nil || !strings.HasPrefix(err.Error(), "policies[0].rules: empty") {
 		t.Errorf("no rules: %v", err)
 	}
-	spec = loadPolicy(t, argsRules)
+	spec = ruleLoadPolicy(t, argsRules)
 	spec.Rules[0].Tool = "[bad"
 	if _, err := newArgs(spec, Env{}); err == nil || !strings.HasPrefix(err.Error(), `policies[0].rules[0].tool: "[bad" is not a valid glob`) {
 		t.Errorf("bad glob: %v", err)
@@ -163,13 +163,13 @@ func FuzzArgsValue(f *testing.F) {
 	}
 	p := mustArgs(f, argsRules)
 	f.Fuzz(func(t *testing.T, value string) {
-		d := p.Decide(context.Background(), toolCall("run_query", `{"sql":`+value+`}`))
+		d := p.Decide(context.Background(), ruleToolCall("run_query", `{"sql":`+value+`}`))
 		if d.Action == Deny && len(d.Findings) != 1 {
 			t.Fatalf("deny with findings %+v", d.Findings)
 		}
 		if d.Action == Allow {
 			// An allowed string argument has no denied word in it.
-			if text, _, err := canonicalJSON([]byte(value)); err == nil && strings.HasPrefix(value, `"`) && strings.Contains(strings.ToLower(text), " drop ") {
+			if text, _, err := argJSONText([]byte(value)); err == nil && strings.HasPrefix(value, `"`) && strings.Contains(strings.ToLower(text), " drop ") {
 				t.Fatalf("%s allowed", value)
 			}
 		}
@@ -182,7 +182,7 @@ func BenchmarkArgs(b *testing.B) {
 		{"tool": "fetch*", "arg": "url", "allow": "^https://"}
 	]}`)
 	for _, bc := range []struct{ name, tool string }{{"ruled", "run_query"}, {"unruled", "list_tables"}} {
-		in := toolCall(bc.tool, `{"sql":"select id, name from users where id = 42","database":"main"}`)
+		in := ruleToolCall(bc.tool, `{"sql":"select id, name from users where id = 42","database":"main"}`)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

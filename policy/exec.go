@@ -226,7 +226,7 @@ func parseExecAnswer(answer []byte) (Decision, error) {
 	if raw, ok := ms.Get("reason"); ok && json.Unmarshal(raw, &reason) != nil {
 		return Decision{}, fmt.Errorf(`%w: "reason" must be a string`, errExecAnswer)
 	}
-	reason = cutText(reason, execMaxReason)
+	reason = execCutText(reason, execMaxReason)
 	switch action {
 	case "allow":
 		return Decision{}, nil
@@ -246,11 +246,11 @@ func parseExecAnswer(answer []byte) (Decision, error) {
 		// A copy: the answer's buffer is not the decision's to keep.
 		return Decision{Action: Modify, Message: bytes.Clone(msg), Reason: reason}, nil
 	}
-	return Decision{}, fmt.Errorf(`%w: "action" must be "allow", "deny" or "modify", not %q`, errExecAnswer, cutText(action, 32))
+	return Decision{}, fmt.Errorf(`%w: "action" must be "allow", "deny" or "modify", not %q`, errExecAnswer, execCutText(action, 32))
 }
 
-// cutText cuts s to at most n bytes, at a character boundary, marking the cut.
-func cutText(s string, n int) string {
+// execCutText cuts s to at most n bytes, at a character boundary, marking the cut.
+func execCutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -322,8 +322,8 @@ func (r *execOnce) run(ctx context.Context, question []byte, limit int) ([]byte,
 	out := &execAnswerBuffer{limit: limit, overflow: kill}
 	stderr := &execStderr{log: r.log, budget: execMaxStderrRun}
 	cmd.Stdout, cmd.Stderr = out, stderr
-	startInOwnGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	startExecInOwnGroup(cmd)
+	cmd.Cancel = func() error { return killExecGroup(cmd.Process) }
 	cmd.WaitDelay = execWaitDelay
 	err := cmd.Run()
 	stderr.flush()
@@ -420,11 +420,11 @@ func (w *execStderr) emit(suffix string) {
 			return
 		}
 	}
-	w.log.Info("policy program stderr", "line", string(trimCutRune(line))+suffix)
+	w.log.Info("policy program stderr", "line", string(execTrimCutRune(line))+suffix)
 }
 
-// trimCutRune drops a UTF-8 sequence cut off at the end of b.
-func trimCutRune(b []byte) []byte {
+// execTrimCutRune drops a UTF-8 sequence cut off at the end of b.
+func execTrimCutRune(b []byte) []byte {
 	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
 		if utf8.RuneStart(b[i]) {
 			if !utf8.FullRune(b[i:]) {
@@ -513,7 +513,7 @@ func (s *execServer) start() (*execProcess, error) {
 	stderr := &execStderr{log: s.log}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = execWaitDelay
-	startInOwnGroup(cmd)
+	startExecInOwnGroup(cmd)
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -548,7 +548,7 @@ func (p *execProcess) ask(ctx context.Context, question []byte, limit int) ([]by
 	if err := p.stdout.SetReadDeadline(deadline); err != nil {
 		return nil, fmt.Errorf("persistent mode needs pipes that take deadlines: %w", err)
 	}
-	answer, err := readAnswerLine(p.answers, limit)
+	answer, err := readExecAnswerLine(p.answers, limit)
 	if err != nil {
 		return nil, execIOError(err, "answering")
 	}
@@ -565,8 +565,8 @@ func execIOError(err error, doing string) error {
 	return fmt.Errorf("stopped %s: %w", doing, err)
 }
 
-// readAnswerLine reads the next non-blank line, of at most limit bytes.
-func readAnswerLine(r *bufio.Reader, limit int) ([]byte, error) {
+// readExecAnswerLine reads the next non-blank line, of at most limit bytes.
+func readExecAnswerLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -598,7 +598,7 @@ func (p *execProcess) hasExited() bool {
 
 // kill ends the program at once; Wait, in its own goroutine, reaps it.
 func (p *execProcess) kill() {
-	killGroup(p.cmd.Process)
+	killExecGroup(p.cmd.Process)
 	p.stdin.Close()
 	p.stdout.Close()
 }

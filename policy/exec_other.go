@@ -7,7 +7,7 @@ import (
 	"os/exec"
 )
 
-func startInOwnGroup(*exec.Cmd) {}
+func startExecInOwnGroup(*exec.Cmd) {}
 
-// killGroup kills the program; without process groups, only the program.
-func killGroup(p *os.Process) error { return p.Kill() }
+// killExecGroup kills the program; without process groups, only the program.
+func killExecGroup(p *os.Process) error { return p.Kill() }

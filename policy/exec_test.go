@@ -133,19 +133,19 @@ func helperExit(code int) {
 	syscall.Exit(code)
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
+// execLogBuffer collects log output written from several goroutines.
+type execLogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *execLogBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *execLogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -154,7 +154,7 @@ func (s *syncBuffer) String() string {
 // newExecHelper makes an exec policy whose program is the test binary in
 // the given mode. Timeouts that must not fire are generous: a slow machine
 // must not fail a test that is not about time.
-func newExecHelper(t *testing.T, mode string, spec config.Policy) (*execPolicy, *syncBuffer) {
+func newExecHelper(t *testing.T, mode string, spec config.Policy) (*execPolicy, *execLogBuffer) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -166,7 +166,7 @@ func newExecHelper(t *testing.T, mode string, spec config.Policy) (*execPolicy, 
 	if spec.Timeout == 0 {
 		spec.Timeout = time.Minute
 	}
-	logs := &syncBuffer{}
+	logs := &execLogBuffer{}
 	p, err := newExec(spec, Env{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func newExecHelper(t *testing.T, mode string, spec config.Policy) (*execPolicy, 
 }
 
 func TestExecPerDecision(t *testing.T) {
-	in := toolCall("write_file", `{"path":"/data/a.txt"}`)
+	in := ruleToolCall("write_file", `{"path":"/data/a.txt"}`)
 	tests := []struct {
 		mode   string
 		action Action
@@ -223,7 +223,7 @@ func TestExecQuestion(t *testing.T) {
 
 func TestExecStages(t *testing.T) {
 	p, _ := newExecHelper(t, "deny", config.Policy{})
-	in := toolCall("x", `{}`)
+	in := ruleToolCall("x", `{}`)
 	in.Stage = Result
 	if d := p.Decide(context.Background(), in); d.Action != Allow {
 		t.Errorf("results are not asked about by default: %v", d.Action)
@@ -234,7 +234,7 @@ func TestExecStages(t *testing.T) {
 }
 
 func TestExecOnError(t *testing.T) {
-	in := toolCall("write_file", `{"path":"/data/a.txt"}`)
+	in := ruleToolCall("write_file", `{"path":"/data/a.txt"}`)
 	tests := []struct {
 		mode    string
 		timeout time.Duration
@@ -273,7 +273,7 @@ func TestExecOnError(t *testing.T) {
 
 func TestExecLogsOncePerEpisode(t *testing.T) {
 	p, logs := newExecHelper(t, "fail", config.Policy{})
-	in := toolCall("x", `{}`)
+	in := ruleToolCall("x", `{}`)
 	for range 3 {
 		p.Decide(context.Background(), in)
 	}
@@ -303,7 +303,7 @@ func TestExecLogsOncePerEpisode(t *testing.T) {
 
 func TestExecStderrBounded(t *testing.T) {
 	p, logs := newExecHelper(t, "stderr-flood", config.Policy{})
-	if d := p.Decide(context.Background(), toolCall("x", `{}`)); d.Action != Allow {
+	if d := p.Decide(context.Background(), ruleToolCall("x", `{}`)); d.Action != Allow {
 		t.Fatalf("got %v (%s)", d.Action, d.Reason)
 	}
 	out := logs.String()
@@ -325,7 +325,7 @@ func TestExecStderrBounded(t *testing.T) {
 func TestExecPersistent(t *testing.T) {
 	p, logs := newExecHelper(t, "persistent", config.Policy{Mode: "persistent"})
 	ask := func(session string) Decision {
-		in := toolCall("x", `{}`)
+		in := ruleToolCall("x", `{}`)
 		in.Session = session
 		return p.Decide(context.Background(), in)
 	}
@@ -373,7 +373,7 @@ func TestExecPersistentConcurrent(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 10 {
-				in := toolCall("x", `{}`)
+				in := ruleToolCall("x", `{}`)
 				in.Session = fmt.Sprintf("g%d-%d", g, i)
 				d := p.Decide(context.Background(), in)
 				if !strings.HasSuffix(d.Reason, " to "+in.Session) {
@@ -389,7 +389,7 @@ func TestExecPersistentClose(t *testing.T) {
 	for _, mode := range []string{"persistent", "ignore-eof"} {
 		t.Run(mode, func(t *testing.T) {
 			p, _ := newExecHelper(t, mode, config.Policy{Mode: "persistent"})
-			p.Decide(context.Background(), toolCall("x", `{}`))
+			p.Decide(context.Background(), ruleToolCall("x", `{}`))
 			proc := p.runner.(*execServer).proc
 			if proc == nil {
 				t.Fatal("no program running")
@@ -398,7 +398,7 @@ func TestExecPersistentClose(t *testing.T) {
 			if !proc.hasExited() {
 				t.Error("Close returned with the program running")
 			}
-			if d := p.Decide(context.Background(), toolCall("x", `{}`)); d.Action != Deny {
+			if d := p.Decide(context.Background(), ruleToolCall("x", `{}`)); d.Action != Deny {
 				t.Errorf("after Close: %v, want on_error's deny", d.Action)
 			}
 		})
@@ -412,7 +412,7 @@ func TestExecCancelled(t *testing.T) {
 			p, logs := newExecHelper(t, "hang", config.Policy{Mode: mode, Timeout: 300 * time.Millisecond})
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			d := p.Decide(ctx, toolCall("x", `{}`))
+			d := p.Decide(ctx, ruleToolCall("x", `{}`))
 			if d.Action != Deny {
 				t.Errorf("got %v", d.Action)
 			}
@@ -498,7 +498,7 @@ func BenchmarkExec(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := toolCall("write_file", `{"path":"/data/a.txt","content":"hello"}`)
+	in := ruleToolCall("write_file", `{"path":"/data/a.txt","content":"hello"}`)
 	for _, mode := range []string{"per_decision", "persistent"} {
 		b.Run(mode, func(b *testing.B) {
 			helper := "allow"

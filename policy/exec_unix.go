@@ -8,16 +8,16 @@ import (
 	"syscall"
 )
 
-// startInOwnGroup starts the program in a process group of its own, so
+// startExecInOwnGroup starts the program in a process group of its own, so
 // that a kill reaches what it started too (a shell's children).
-func startInOwnGroup(cmd *exec.Cmd) {
+func startExecInOwnGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// killGroup kills the program and its group. The program itself first: if
+// killExecGroup kills the program and its group. The program itself first: if
 // it was reaped already, its id (and so its group's) may be another's by
 // now, and the group is left alone.
-func killGroup(p *os.Process) error {
+func killExecGroup(p *os.Process) error {
 	if err := p.Kill(); err != nil {
 		return err
 	}

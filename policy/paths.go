@@ -336,7 +336,7 @@ func (p *pathsPolicy) checkValue(s string) (pathFault, bool) {
 // rootOf returns the root a clean path is written under.
 func (p *pathsPolicy) rootOf(path string) (pathRoot, bool) {
 	for _, r := range p.roots {
-		if within(r.written, path) {
+		if pathWithin(r.written, path) {
 			return r, true
 		}
 	}
@@ -346,17 +346,17 @@ func (p *pathsPolicy) rootOf(path string) (pathRoot, bool) {
 // under reports whether a resolved path is under a resolved root.
 func (p *pathsPolicy) under(resolved string) bool {
 	for _, r := range p.roots {
-		if within(r.resolved, resolved) {
+		if pathWithin(r.resolved, resolved) {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether clean path is root or under it. Names compare
+// pathWithin reports whether clean path is root or under it. Names compare
 // exactly, even where the file system ignores case: a path spelled
 // differently from its root is refused, never let through.
-func within(root, path string) bool {
+func pathWithin(root, path string) bool {
 	if !strings.HasPrefix(path, root) {
 		return false
 	}
@@ -399,7 +399,7 @@ func filePathOfURI(s string) (string, string) {
 	case u.User != nil || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")):
 		return "", "is a file URI naming another host"
 	}
-	if percentEncoded(u.Path) {
+	if stillPercentEncoded(u.Path) {
 		// Decoded once, it still holds escapes: a server that decodes twice
 		// would read something else than was checked here.
 		return "", "is percent-encoded twice"
@@ -411,7 +411,7 @@ func filePathOfURI(s string) (string, string) {
 	return path, ""
 }
 
-func indexSeparator(s string) int {
+func indexPathSeparator(s string) int {
 	for i := 0; i < len(s); i++ {
 		if os.IsPathSeparator(s[i]) {
 			return i
@@ -420,16 +420,16 @@ func indexSeparator(s string) int {
 	return -1
 }
 
-func percentEncoded(s string) bool {
+func stillPercentEncoded(s string) bool {
 	for i := 0; i+2 < len(s); i++ {
-		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
+		if s[i] == '%' && pathIsHex(s[i+1]) && pathIsHex(s[i+2]) {
 			return true
 		}
 	}
 	return false
 }
 
-func isHex(c byte) bool {
+func pathIsHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
@@ -451,7 +451,7 @@ func resolveFrom(resolved, rest string) (string, error) {
 	exists := true
 	for rest != "" {
 		var elem string
-		if i := indexSeparator(rest); i >= 0 {
+		if i := indexPathSeparator(rest); i >= 0 {
 			elem, rest = rest[:i], rest[i+1:]
 		} else {
 			elem, rest = rest, ""

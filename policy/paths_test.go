@@ -64,7 +64,7 @@ func mustPaths(t *testing.T, spec config.Policy) *pathsPolicy {
 	return p.(*pathsPolicy)
 }
 
-func toolCall(name, args string) *Input {
+func ruleToolCall(name, args string) *Input {
 	return &Input{
 		Stage: Request, Session: "s1", Server: "fs", Method: "tools/call", Kind: "tool",
 		Name: "fs__" + name, UpstreamName: name,
@@ -72,7 +72,7 @@ func toolCall(name, args string) *Input {
 	}
 }
 
-func jsonString(s string) string {
+func ruleJSONString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
@@ -87,70 +87,70 @@ func TestPathsArguments(t *testing.T) {
 		kind string // "": allowed
 		arg  string // the argument the reason names
 	}{
-		{"file inside", `{"path":` + jsonString(data+"/a.txt") + `}`, "", ""},
-		{"new file inside", `{"path":` + jsonString(data+"/sub/new.txt") + `}`, "", ""},
-		{"the root itself", `{"path":` + jsonString(data) + `}`, "", ""},
-		{"root with a trailing slash", `{"path":` + jsonString(data+"/") + `}`, "", ""},
-		{"doubled and dot elements", `{"path":` + jsonString(data+"//sub/./b.txt") + `}`, "", ""},
-		{"a link that stays inside", `{"path":` + jsonString(data+"/to-sub/b.txt") + `}`, "", ""},
-		{"a root that is a link", `{"path":` + jsonString(dir+"/linkroot/a.txt") + `}`, "", ""},
-		{"other arguments are not paths", `{"path":` + jsonString(data+"/a.txt") + `,"content":"/etc/passwd"}`, "", ""},
+		{"file inside", `{"path":` + ruleJSONString(data+"/a.txt") + `}`, "", ""},
+		{"new file inside", `{"path":` + ruleJSONString(data+"/sub/new.txt") + `}`, "", ""},
+		{"the root itself", `{"path":` + ruleJSONString(data) + `}`, "", ""},
+		{"root with a trailing slash", `{"path":` + ruleJSONString(data+"/") + `}`, "", ""},
+		{"doubled and dot elements", `{"path":` + ruleJSONString(data+"//sub/./b.txt") + `}`, "", ""},
+		{"a link that stays inside", `{"path":` + ruleJSONString(data+"/to-sub/b.txt") + `}`, "", ""},
+		{"a root that is a link", `{"path":` + ruleJSONString(dir+"/linkroot/a.txt") + `}`, "", ""},
+		{"other arguments are not paths", `{"path":` + ruleJSONString(data+"/a.txt") + `,"content":"/etc/passwd"}`, "", ""},
 		{"missing argument", `{"content":"x"}`, "", ""},
 		{"null argument", `{"path":null}`, "", ""},
 		{"no arguments", `null`, "", ""},
-		{"array inside", `{"paths":[` + jsonString(data+"/a.txt") + `,` + jsonString(data+"/sub/b.txt") + `]}`, "", ""},
+		{"array inside", `{"paths":[` + ruleJSONString(data+"/a.txt") + `,` + ruleJSONString(data+"/sub/b.txt") + `]}`, "", ""},
 		{"empty array", `{"paths":[]}`, "", ""},
-		{"file URI", `{"path":` + jsonString("file://"+data+"/a.txt") + `}`, "", ""},
-		{"file URI, localhost", `{"path":` + jsonString("file://localhost"+data+"/a.txt") + `}`, "", ""},
-		{"file URI, percent-encoded space", `{"path":` + jsonString("file://"+data+"/new%20file.txt") + `}`, "", ""},
-		{"file URI, upper-case scheme", `{"path":` + jsonString("FILE://"+data+"/a.txt") + `}`, "", ""},
+		{"file URI", `{"path":` + ruleJSONString("file://"+data+"/a.txt") + `}`, "", ""},
+		{"file URI, localhost", `{"path":` + ruleJSONString("file://localhost"+data+"/a.txt") + `}`, "", ""},
+		{"file URI, percent-encoded space", `{"path":` + ruleJSONString("file://"+data+"/new%20file.txt") + `}`, "", ""},
+		{"file URI, upper-case scheme", `{"path":` + ruleJSONString("FILE://"+data+"/a.txt") + `}`, "", ""},
 
 		{"outside", `{"path":"/etc/passwd"}`, pathKindOutside, "path"},
-		{"sibling sharing the root's prefix", `{"path":` + jsonString(dir+"/data2/x") + `}`, pathKindOutside, "path"},
-		{"the root's parent", `{"path":` + jsonString(dir) + `}`, pathKindOutside, "path"},
-		{"dot-dot", `{"path":` + jsonString(data+"/../etc/secret") + `}`, pathKindTraversal, "path"},
-		{"dot-dot that stays inside", `{"path":` + jsonString(data+"/sub/../a.txt") + `}`, pathKindTraversal, "path"},
-		{"dot-dot at the end", `{"path":` + jsonString(data+"/sub/..") + `}`, pathKindTraversal, "path"},
-		{"absolute link out", `{"path":` + jsonString(data+"/to-etc/secret") + `}`, pathKindSymlink, "path"},
-		{"relative link out", `{"path":` + jsonString(data+"/up/secret") + `}`, pathKindSymlink, "path"},
-		{"link out, file not there yet", `{"path":` + jsonString(data+"/to-etc/created-later") + `}`, pathKindSymlink, "path"},
-		{"dangling link out", `{"path":` + jsonString(data+"/new-secret") + `}`, pathKindSymlink, "path"},
-		{"link loop", `{"path":` + jsonString(data+"/loop/x") + `}`, pathKindUnchecked, "path"},
+		{"sibling sharing the root's prefix", `{"path":` + ruleJSONString(dir+"/data2/x") + `}`, pathKindOutside, "path"},
+		{"the root's parent", `{"path":` + ruleJSONString(dir) + `}`, pathKindOutside, "path"},
+		{"dot-dot", `{"path":` + ruleJSONString(data+"/../etc/secret") + `}`, pathKindTraversal, "path"},
+		{"dot-dot that stays inside", `{"path":` + ruleJSONString(data+"/sub/../a.txt") + `}`, pathKindTraversal, "path"},
+		{"dot-dot at the end", `{"path":` + ruleJSONString(data+"/sub/..") + `}`, pathKindTraversal, "path"},
+		{"absolute link out", `{"path":` + ruleJSONString(data+"/to-etc/secret") + `}`, pathKindSymlink, "path"},
+		{"relative link out", `{"path":` + ruleJSONString(data+"/up/secret") + `}`, pathKindSymlink, "path"},
+		{"link out, file not there yet", `{"path":` + ruleJSONString(data+"/to-etc/created-later") + `}`, pathKindSymlink, "path"},
+		{"dangling link out", `{"path":` + ruleJSONString(data+"/new-secret") + `}`, pathKindSymlink, "path"},
+		{"link loop", `{"path":` + ruleJSONString(data+"/loop/x") + `}`, pathKindUnchecked, "path"},
 		{"relative", `{"path":"a.txt"}`, pathKindRelative, "path"},
 		{"dot-relative", `{"path":"./a.txt"}`, pathKindRelative, "path"},
 		{"home", `{"path":"~/.ssh/id_rsa"}`, pathKindRelative, "path"},
 		{"empty", `{"path":""}`, pathKindInvalid, "path"},
-		{"NUL byte", `{"path":` + jsonString(data+"/a.txt\x00.png") + `}`, pathKindInvalid, "path"},
-		{"too long", `{"path":` + jsonString(data+"/"+strings.Repeat("a", maxPathBytes)) + `}`, pathKindInvalid, "path"},
+		{"NUL byte", `{"path":` + ruleJSONString(data+"/a.txt\x00.png") + `}`, pathKindInvalid, "path"},
+		{"too long", `{"path":` + ruleJSONString(data+"/"+strings.Repeat("a", maxPathBytes)) + `}`, pathKindInvalid, "path"},
 		{"Windows drive", `{"path":"C:\\Windows\\system32"}`, pathKindInvalid, "path"},
 		{"Windows drive, forward slashes", `{"path":"C:/Windows/system32"}`, pathKindRelative, "path"},
 		{"UNC", `{"path":"\\\\server\\share\\x"}`, pathKindInvalid, "path"},
-		{"backslash dot-dot", `{"path":` + jsonString(data+`\..\..\etc`) + `}`, pathKindTraversal, "path"},
-		{"backslash in a name", `{"path":` + jsonString(data+`\a.txt`) + `}`, pathKindInvalid, "path"},
+		{"backslash dot-dot", `{"path":` + ruleJSONString(data+`\..\..\etc`) + `}`, pathKindTraversal, "path"},
+		{"backslash in a name", `{"path":` + ruleJSONString(data+`\a.txt`) + `}`, pathKindInvalid, "path"},
 		{"double slash host", `{"path":"//server/share"}`, pathKindOutside, "path"},
 		{"number", `{"path":42}`, pathKindInvalid, "path"},
 		{"object", `{"path":{"p":"/etc"}}`, pathKindInvalid, "path"},
-		{"array with one outside", `{"paths":[` + jsonString(data+"/a.txt") + `,"/etc/passwd"]}`, pathKindOutside, "paths[1]"},
-		{"array with a number", `{"paths":[` + jsonString(data+"/a.txt") + `,1]}`, pathKindInvalid, "paths[1]"},
-		{"another named argument", `{"path":` + jsonString(data+"/a.txt") + `,"source":"/etc/passwd"}`, pathKindOutside, "source"},
+		{"array with one outside", `{"paths":[` + ruleJSONString(data+"/a.txt") + `,"/etc/passwd"]}`, pathKindOutside, "paths[1]"},
+		{"array with a number", `{"paths":[` + ruleJSONString(data+"/a.txt") + `,1]}`, pathKindInvalid, "paths[1]"},
+		{"another named argument", `{"path":` + ruleJSONString(data+"/a.txt") + `,"source":"/etc/passwd"}`, pathKindOutside, "source"},
 		{"key in another case", `{"PATH":"/etc/passwd"}`, pathKindOutside, "PATH"},
-		{"duplicate key", `{"path":` + jsonString(data+"/a.txt") + `,"path":"/etc/passwd"}`, pathKindInvalid, ""},
+		{"duplicate key", `{"path":` + ruleJSONString(data+"/a.txt") + `,"path":"/etc/passwd"}`, pathKindInvalid, ""},
 		{"arguments not an object", `["/etc/passwd"]`, pathKindInvalid, ""},
 		{"escaped string", `{"path":"\/etc\/passwd"}`, pathKindOutside, "path"},
 		{"file URI outside", `{"path":"file:///etc/passwd"}`, pathKindOutside, "path"},
-		{"file URI, encoded dot-dot", `{"path":` + jsonString("file://"+data+"/%2e%2e/etc/secret") + `}`, pathKindTraversal, "path"},
-		{"file URI, encoded slash and dot-dot", `{"path":` + jsonString("file://"+data+"/..%2f..%2fetc") + `}`, pathKindTraversal, "path"},
-		{"file URI, encoded twice", `{"path":` + jsonString("file://"+data+"/%252e%252e/etc") + `}`, pathKindInvalid, "path"},
+		{"file URI, encoded dot-dot", `{"path":` + ruleJSONString("file://"+data+"/%2e%2e/etc/secret") + `}`, pathKindTraversal, "path"},
+		{"file URI, encoded slash and dot-dot", `{"path":` + ruleJSONString("file://"+data+"/..%2f..%2fetc") + `}`, pathKindTraversal, "path"},
+		{"file URI, encoded twice", `{"path":` + ruleJSONString("file://"+data+"/%252e%252e/etc") + `}`, pathKindInvalid, "path"},
 		{"file URI, other host", `{"path":"file://server/share/x"}`, pathKindInvalid, "path"},
 		{"file URI, relative", `{"path":"file:a.txt"}`, pathKindInvalid, "path"},
-		{"file URI, query", `{"path":` + jsonString("file://"+data+"/x?/../../etc/passwd") + `}`, pathKindTraversal, "path"},
-		{"file URI, fragment", `{"path":` + jsonString("file://"+data+"/a.txt#x") + `}`, pathKindInvalid, "path"},
-		{"file URI, link out", `{"path":` + jsonString("file://"+data+"/to-etc/secret") + `}`, pathKindSymlink, "path"},
+		{"file URI, query", `{"path":` + ruleJSONString("file://"+data+"/x?/../../etc/passwd") + `}`, pathKindTraversal, "path"},
+		{"file URI, fragment", `{"path":` + ruleJSONString("file://"+data+"/a.txt#x") + `}`, pathKindInvalid, "path"},
+		{"file URI, link out", `{"path":` + ruleJSONString("file://"+data+"/to-etc/secret") + `}`, pathKindSymlink, "path"},
 		{"other scheme", `{"path":"http://example.com/etc/passwd"}`, pathKindRelative, "path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := p.Decide(context.Background(), toolCall("read_file", tt.args))
+			d := p.Decide(context.Background(), ruleToolCall("read_file", tt.args))
 			if tt.kind == "" {
 				if d.Action != Allow {
 					t.Fatalf("got %v (%s), want allow", d.Action, d.Reason)
@@ -179,7 +179,7 @@ func TestPathsAuditCountsEverything(t *testing.T) {
 	dir := pathsTree(t)
 	data := filepath.Join(dir, "data")
 	p := mustPaths(t, config.Policy{Action: "audit", Args: []string{"paths"}, Allow: []string{data}})
-	in := toolCall("read_many", `{"paths":["/etc/a",`+jsonString(data+"/a.txt")+`,"/etc/b","rel",`+jsonString(data+"/up/x")+`]}`)
+	in := ruleToolCall("read_many", `{"paths":["/etc/a",`+ruleJSONString(data+"/a.txt")+`,"/etc/b","rel",`+ruleJSONString(data+"/up/x")+`]}`)
 	d := p.Decide(context.Background(), in)
 	if d.Action != Audit {
 		t.Fatalf("got %v, want audit", d.Action)
@@ -202,7 +202,7 @@ func TestPathsResourceURIs(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	read := func(uri, upstream string) *Input {
 		return &Input{Stage: Request, Server: "fs", Method: "resources/read", Kind: "resource", Name: "fs__" + upstream, UpstreamName: upstream,
-			Message: json.RawMessage(`{"uri":` + jsonString(uri) + `}`)}
+			Message: json.RawMessage(`{"uri":` + ruleJSONString(uri) + `}`)}
 	}
 	withURIs := mustPaths(t, config.Policy{Args: []string{"path"}, Allow: []string{data}, URIs: true})
 	withoutURIs := mustPaths(t, config.Policy{Args: []string{"path"}, Allow: []string{data}})
@@ -308,7 +308,7 @@ func FuzzPathsValue(f *testing.F) {
 	p := pol.(*pathsPolicy)
 	f.Fuzz(func(t *testing.T, s string) {
 		s = strings.ReplaceAll(s, "/data", data)
-		d := p.Decide(context.Background(), toolCall("read", `{"path":`+jsonString(s)+`}`))
+		d := p.Decide(context.Background(), ruleToolCall("read", `{"path":`+ruleJSONString(s)+`}`))
 		if d.Action != Allow {
 			return
 		}
@@ -317,10 +317,10 @@ func FuzzPathsValue(f *testing.F) {
 			path, _ = filePathOfURI(s)
 		}
 		clean := filepath.Clean(path)
-		if !within(p.roots[0].written, clean) || strings.Contains(path, "..") && hasDotDot(path) {
+		if !pathWithin(p.roots[0].written, clean) || strings.Contains(path, "..") && hasDotDot(path) {
 			t.Fatalf("%q allowed, but %q is not under %s", s, clean, data)
 		}
-		if r, err := resolvePath(clean); err != nil || !within(p.roots[0].resolved, r) {
+		if r, err := resolvePath(clean); err != nil || !pathWithin(p.roots[0].resolved, r) {
 			t.Fatalf("%q allowed, but it resolves to %q (%v)", s, r, err)
 		}
 	})
@@ -335,7 +335,7 @@ func BenchmarkPathsAllowed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := toolCall("read_file", `{"path":`+jsonString(filepath.Join(dir, "data", "sub", "a.txt"))+`,"encoding":"utf-8"}`)
+	in := ruleToolCall("read_file", `{"path":`+ruleJSONString(filepath.Join(dir, "data", "sub", "a.txt"))+`,"encoding":"utf-8"}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if d := p.Decide(context.Background(), in); d.Action != Allow {

@@ -14,7 +14,7 @@ import (
 
 func mustRateLimit(t testing.TB, entry string) *rateLimitPolicy {
 	t.Helper()
-	p, err := newRateLimit(loadPolicy(t, entry), Env{})
+	p, err := newRateLimit(ruleLoadPolicy(t, entry), Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func mustRateLimit(t testing.TB, entry string) *rateLimitPolicy {
 }
 
 func rateRequest(session, server, tool string) *Input {
-	in := toolCall(tool, `{}`)
+	in := ruleToolCall(tool, `{}`)
 	in.Session, in.Server = session, server
 	return in
 }
