@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -53,7 +54,7 @@ const (
 	// execMaxStderrLine is the most of one stderr line that is logged, and
 	// execMaxStderrRun the most of one per_decision run's stderr.
 	execMaxStderrLine = 4096
-	execMaxStderrRun  = 16 << 10
+	execMaxStderrRun  = 4096
 )
 
 // execQuestion is what the program is asked: the Input, and the message as
@@ -278,7 +279,12 @@ func (h *execHealth) fail(log *slog.Logger, err error, allowed bool) {
 		if allowed {
 			outcome = "allowed"
 		}
-		log.Warn("policy program could not decide; until it can, requests are "+outcome+" (on_error)", "error", err)
+		attrs := []any{"error", err}
+		var re *execRunError
+		if errors.As(err, &re) {
+			attrs = append(attrs, "stderr", re.stderr)
+		}
+		log.Warn("policy program could not decide; until it can, requests are "+outcome+" (on_error)", attrs...)
 	}
 }
 
@@ -320,7 +326,7 @@ func (r *execOnce) run(ctx context.Context, question []byte, limit int) ([]byte,
 	cmd := exec.CommandContext(run, r.command, r.args...)
 	cmd.Stdin = bytes.NewReader(question)
 	out := &execAnswerBuffer{limit: limit, overflow: kill}
-	stderr := &execStderr{log: r.log, budget: execMaxStderrRun}
+	stderr := &execStderr{}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	startExecInOwnGroup(cmd)
 	cmd.Cancel = func() error { return killExecGroup(cmd.Process) }
@@ -329,14 +335,36 @@ func (r *execOnce) run(ctx context.Context, question []byte, limit int) ([]byte,
 	stderr.flush()
 	switch {
 	case out.overflowed:
-		return nil, fmt.Errorf("%w: longer than %d bytes", errExecAnswer, limit)
+		err = fmt.Errorf("%w: longer than %d bytes", errExecAnswer, limit)
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		err = ctx.Err()
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", r.command, err)
+		err = fmt.Errorf("%s: %w", r.command, err)
+	}
+	if err != nil {
+		// What the program said goes with the failure, logged once per
+		// episode, not once per run.
+		if len(stderr.kept) > 0 {
+			err = &execRunError{err: err, stderr: stderr.text()}
+		}
+		return nil, err
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(stderr.text(), "\n"), "\n") {
+		if line != "" {
+			r.log.Info("policy program stderr", "line", line)
+		}
 	}
 	return out.buf, nil
 }
+
+// execRunError is a failed run with what the program wrote to stderr.
+type execRunError struct {
+	err    error
+	stderr string
+}
+
+func (e *execRunError) Error() string { return e.err.Error() }
+func (e *execRunError) Unwrap() error { return e.err }
 
 func (r *execOnce) close() {}
 
@@ -361,17 +389,17 @@ func (b *execAnswerBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// execStderr logs what a program writes to stderr, a line at a time, in
-// bounded memory: a line is cut at execMaxStderrLine, and with a budget
-// (per_decision) a run's lines past it are dropped, once said so. Writes
-// come from one goroutine (exec's copier); flush after Wait.
+// execStderr takes what a program writes to stderr a line at a time, in
+// bounded memory: a line is cut at execMaxStderrLine. With a logger
+// (persistent) each line is logged; without (per_decision) the run's first
+// execMaxStderrRun bytes of lines are kept. Writes come from one goroutine
+// (exec's copier); flush after Wait.
 type execStderr struct {
-	log     *slog.Logger
-	budget  int // bytes of lines still to log; 0: no limit
-	limited bool
-	line    []byte
-	cut     bool // the line was cut; skip to its end
-	spent   bool // the budget ran out
+	log  *slog.Logger
+	kept []byte // lines, each ending in \n
+	more bool   // lines past execMaxStderrRun were dropped
+	line []byte
+	cut  bool // the line was cut; skip to its end
 }
 
 func (w *execStderr) Write(p []byte) (int, error) {
@@ -407,20 +435,25 @@ func (w *execStderr) flush() {
 }
 
 func (w *execStderr) emit(suffix string) {
-	line := w.line
+	line := string(execTrimCutRune(w.line)) + suffix
 	w.line = w.line[:0]
-	if len(line) == 0 || w.spent {
-		return
+	switch {
+	case line == suffix:
+	case w.log != nil:
+		w.log.Info("policy program stderr", "line", line)
+	case len(w.kept)+len(line)+1 > execMaxStderrRun:
+		w.more = true
+	default:
+		w.kept = append(append(w.kept, line...), '\n')
 	}
-	if w.budget > 0 || w.limited {
-		w.limited = true
-		if w.budget -= len(line); w.budget < 0 {
-			w.spent = true
-			w.log.Info("policy program stderr: the rest of this run's is not logged", "limit_bytes", execMaxStderrRun)
-			return
-		}
+}
+
+// text is the lines kept, with a last line saying if some were dropped.
+func (w *execStderr) text() string {
+	if w.more {
+		return string(w.kept) + "…\n"
 	}
-	w.log.Info("policy program stderr", "line", string(execTrimCutRune(line))+suffix)
+	return string(w.kept)
 }
 
 // execTrimCutRune drops a UTF-8 sequence cut off at the end of b.

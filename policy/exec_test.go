@@ -280,8 +280,8 @@ func TestExecLogsOncePerEpisode(t *testing.T) {
 	if n := strings.Count(logs.String(), "could not decide"); n != 1 {
 		t.Errorf("%d failure lines for one episode, want 1:\n%s", n, logs)
 	}
-	if !strings.Contains(logs.String(), "cannot reach the rules database") {
-		t.Errorf("the program's stderr is not logged:\n%s", logs)
+	if n := strings.Count(logs.String(), "cannot reach the rules database"); n != 1 {
+		t.Errorf("the program's stderr is logged %d times for one episode, want once, with the failure:\n%s", n, logs)
 	}
 	if !strings.Contains(logs.String(), "exit status 1") {
 		t.Errorf("the exit status is not logged:\n%s", logs)
@@ -310,8 +310,8 @@ func TestExecStderrBounded(t *testing.T) {
 	if n := len(out); n > 4*execMaxStderrRun {
 		t.Errorf("%d bytes of log for one run, want about %d", n, execMaxStderrRun)
 	}
-	if !strings.Contains(out, "the rest of this run's is not logged") {
-		t.Errorf("the cut is not said:\n%.2000s", out)
+	if !strings.Contains(out, `msg="policy program stderr" policy=exec where=policies[0] line=eeee`) || !strings.Contains(out, "line=…") {
+		t.Errorf("stderr is not logged, cut:\n%.2000s", out)
 	}
 	var w execStderr
 	w.log = slog.New(slog.NewTextHandler(logs, nil))
