@@ -142,10 +142,16 @@ func TestRateLimitBucketsBounded(t *testing.T) {
 		victim := rateRequest("s1", "db", "victim")
 		p.Decide(context.Background(), victim)
 		p.Decide(context.Background(), victim)
+		long := strings.Repeat("x", 8<<10)
 		for i := range 3 * maxRateBuckets {
-			p.Decide(context.Background(), rateRequest("s1", "db", fmt.Sprintf("file:///made/up/%d", i)))
+			p.Decide(context.Background(), rateRequest("s1", "db", fmt.Sprintf("file:///made/up/%d/%s", i, long)))
 			if n := len(p.buckets); n > maxRateBuckets {
 				t.Fatalf("%d buckets after %d keys", n, i+1)
+			}
+		}
+		for k := range p.buckets {
+			if len(k.name) > maxRateKeyName {
+				t.Fatalf("a key keeps a name of %d bytes", len(k.name))
 			}
 		}
 		time.Sleep(2 * time.Second) // every bucket refills
