@@ -37,7 +37,7 @@ import (
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
 //	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
-//	wait-file FILE       wait (up to 20s) for FILE to exist: the script signals with touch
+//	wait-file FILE       wait (up to -timeout; 20s without one) for FILE to exist: the script signals with touch
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
 //	                     (over HTTP with the headers set by header lines)
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
@@ -81,6 +81,14 @@ func mcpClientMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "mcpclient:", err)
 		return 2
 	}
+	// wait-file waits for the script, whose other phases may run long: 20s
+	// unless -timeout says otherwise.
+	waitFileLimit := 20 * time.Second
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			waitFileLimit = *timeout
+		}
+	})
 	c := &client{timeout: *timeout, arrived: make(chan struct{}, 1), done: make(chan struct{})}
 	var t transport
 	if *url != "" {
@@ -140,13 +148,13 @@ func mcpClientMain(args []string) int {
 		case "write":
 			err = os.WriteFile(rest, nil, 0o644)
 		case "wait-file":
-			deadline := time.Now().Add(20 * time.Second)
+			deadline := time.Now().Add(waitFileLimit)
 			for {
 				if _, serr := os.Stat(rest); serr == nil {
 					break
 				}
 				if time.Now().After(deadline) {
-					err = fmt.Errorf("no file %s after 20s", rest)
+					err = fmt.Errorf("no file %s after %v", rest, waitFileLimit)
 					break
 				}
 				time.Sleep(10 * time.Millisecond) // polling for an event another process signals

@@ -101,7 +101,8 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 	}
 	st.standalone = sink
 	backlog := st.backlog
-	st.backlog, st.backlogBytes, st.dropping = nil, 0, false
+	st.backlog, st.backlogBytes, st.requestBytes, st.oldest, st.holes = nil, 0, 0, 0, 0
+	st.dropping, st.droppingReqs = false, false
 	st.mu.Unlock()
 	defer func() {
 		st.mu.Lock()
@@ -118,9 +119,9 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 	if preamble != nil && cw.raw(preamble) != nil {
 		return
 	}
-	for i, m := range backlog {
-		backlog[i] = nil // let what went out go
-		if cw.event(m) != nil {
+	for i, p := range backlog {
+		backlog[i] = pending{} // let what went out go
+		if !p.dropped && cw.event(p.msg) != nil {
 			return
 		}
 	}

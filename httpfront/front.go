@@ -58,6 +58,7 @@ type Front struct {
 	addr string // the listen address, for the default allowed hosts
 
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
+	bodies       bodyBudget    // bounds the request bodies read at once
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 
 	// sessionsCtx is every session's Serve context: Close cancels it, and
@@ -79,6 +80,7 @@ type Front struct {
 func New(g *proxy.Gateway, listenAddr string) *Front {
 	cfg := g.Config().HTTP
 	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f.bodies.max = max(bodyBudgetBytes, int64(g.Config().MaxMessage)+1) // one body of any allowed size fits
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
 	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))

@@ -23,7 +23,9 @@ import (
 func newTestFront(t *testing.T, opts proxy.Options, tune func(*Front)) (*Front, *httptest.Server) {
 	t.Helper()
 	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
-	opts.Logger = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	g, err := proxy.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,9 @@ package httpfront
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -32,34 +29,19 @@ func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
 	w.Write((&jsonrpc.Message{ID: id, Error: jsonrpc.ToWire(err)}).Encode())
 }
 
-// readBody reads a request body up to the message limit.
-func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	limit := f.g.Config().MaxMessage
-	// The read deadline (set in ServeHTTP) stays on unless the whole body
-	// came in: what is left of a body that stalled or is too large must
-	// not hold the connection while net/http reads it.
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-	if err != nil {
-		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
-		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
-		return nil, false
-	}
-	if len(body) > limit {
-		prefix := body[:min(len(body), 64<<10)]
-		id := jsonrpc.ID{}
-		if ms, _ := rawjson.Members(prefix); ms != nil {
-			if raw, ok := ms.Get("id"); ok {
-				id, _ = jsonrpc.ParseID(raw)
-			}
-		}
-		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
-		return nil, false
-	}
-	http.NewResponseController(w).SetReadDeadline(time.Time{})
-	return body, true
-}
-
 func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
+	var hs *httpSession
+	if r.Header.Get(headerSession) != "" {
+		// Before the body: a POST to an unknown session costs no read.
+		var status int
+		var err error
+		if hs, status, err = f.lookup(r); err != nil {
+			http.Error(w, err.Error(), status)
+			return
+		}
+		hs.use(1)
+		defer hs.use(-1)
+	}
 	body, ok := f.readBody(w, r)
 	if !ok {
 		return
@@ -74,13 +56,16 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, id, err)
 		return
 	}
-	hs, created, status, err := f.sessionFor(r, msg)
-	if err != nil {
-		http.Error(w, err.Error(), status)
-		return
+	created := hs == nil
+	if created {
+		var status int
+		if hs, status, err = f.initSession(msg); err != nil {
+			http.Error(w, err.Error(), status)
+			return
+		}
+		hs.use(1)
+		defer hs.use(-1)
 	}
-	hs.use(1)
-	defer hs.use(-1)
 	w.Header().Set(headerSession, hs.id)
 	if (batch || msg.IsRequest()) && !created && f.closing() {
 		// Notifications and responses still go in: a request in flight may

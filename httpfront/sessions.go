@@ -37,22 +37,18 @@ func (hs *httpSession) version() string {
 	return hs.protocol
 }
 
-// sessionFor finds the session a POST belongs to, or makes one for an
-// initialize (created). It checks MCP-Protocol-Version on every later request.
-func (f *Front) sessionFor(r *http.Request, msg *jsonrpc.Message) (hs *httpSession, created bool, status int, err error) {
-	id := r.Header.Get(headerSession)
-	if id == "" {
-		if msg != nil && msg.Method == methodInitialize {
-			hs, err := f.newSession(false)
-			if err != nil {
-				return nil, false, http.StatusServiceUnavailable, err
-			}
-			return hs, true, 0, nil
-		}
-		return nil, false, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
+// initSession makes a session for a POST that names none: only an
+// initialize may. (A POST that names one finds it with lookup, which also
+// checks MCP-Protocol-Version.)
+func (f *Front) initSession(msg *jsonrpc.Message) (*httpSession, int, error) {
+	if msg == nil || msg.Method != methodInitialize {
+		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
 	}
-	hs, status, err = f.lookup(r)
-	return hs, false, status, err
+	hs, err := f.newSession(false)
+	if err != nil {
+		return nil, http.StatusServiceUnavailable, err
+	}
+	return hs, 0, nil
 }
 
 // newSession starts a session whose stream is fed by HTTP requests.

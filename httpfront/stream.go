@@ -6,18 +6,31 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 const (
 	// backlogBytes bounds what waits for a session's GET stream while none
-	// is open. Notifications past it are dropped; requests (and, in the
-	// legacy transport, responses) are always kept.
+	// is open: a notification that would pass it is dropped.
 	backlogBytes = 1 << 20
+	// requestBacklogBytes bounds the requests to the client (sampling,
+	// elicitation, roots) among what waits for a GET stream. Past it the
+	// oldest are dropped: a request kept for a stream that has not opened
+	// outlives its caller, who gave up by its own deadline (the message
+	// stays here after callClient returns), so an upstream that asks and
+	// cancels in a loop would otherwise grow the session for ever. A caller
+	// still waiting for a dropped request gets no answer and ends at its
+	// deadline. Larger than backlogBytes: a request is worth more than a
+	// log line, and callers have at most 64 MiB in flight per upstream.
+	// Responses (the legacy transport's, a batch's whose POST is gone) are
+	// never dropped.
+	requestBacklogBytes = 8 << 20
 	// clientWriteTimeout bounds each write to a client: one message or
 	// event. A client that takes none for this long is not reading, and its
 	// stream or answer is cut off rather than hold the session's queue.
@@ -29,9 +42,11 @@ const (
 // everything else goes on the session's GET stream (held in a backlog
 // bounded in bytes while none is open).
 //
-// Messages are handed to the handler that writes them one at a time, with
-// nothing buffered in between: the session's sendQueue in front is the one
-// queue, bounded in bytes, and a client that stops reading holds up only it.
+// Messages are handed to the handler that writes them one at a time: the
+// session's outbox in front is the queue, bounded in bytes, and a client
+// that stops reading holds up only it. The one buffer here is the backlog
+// kept while no GET stream is open, bounded by backlogBytes for
+// notifications and requestBacklogBytes for requests.
 type httpStream struct {
 	id           string        // the session's Mcp-Session-Id
 	legacy       bool          // HTTP+SSE: everything goes on the GET stream, answers too
@@ -47,9 +62,20 @@ type httpStream struct {
 	posts        map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
 	batch        *postWaiter                // the open POST of a batch, if any
 	standalone   *sseSink                   // the open GET stream, if any
-	backlog      [][]byte                   // for the GET stream while none is open
-	backlogBytes int                        // the size of backlog
+	backlog      []pending                  // for the GET stream while none is open, oldest first
+	backlogBytes int                        // the size of what backlog holds, not counting what was dropped from it
+	requestBytes int                        // the part of backlogBytes that is requests
+	oldest       int                        // no request is kept in backlog before this index
+	holes        int                        // entries of backlog dropped (compacted when they are half of it)
 	dropping     bool                       // notifications were dropped since the last GET stream opened
+	droppingReqs bool                       // requests were dropped since the last GET stream opened
+}
+
+// pending is one message kept for the GET stream.
+type pending struct {
+	msg     []byte
+	request bool // a request to the client: dropped, oldest first, past requestBacklogBytes
+	dropped bool // taken out for room; its place is kept until compaction
 }
 
 func newHTTPStream(id string, legacy bool, log *slog.Logger, writeTimeout time.Duration) *httpStream {
@@ -94,7 +120,11 @@ func (st *httpStream) deliver(msg *jsonrpc.Message, raw []byte) {
 // Write sends a message that belongs to no request (a request to the
 // client, a batch's answer): on the GET stream, or kept for it.
 func (st *httpStream) Write(ctx context.Context, msg []byte) error {
-	return st.toStream(msg, false)
+	kind := keptResponse
+	if isRequest(msg) {
+		kind = keptRequest
+	}
+	return st.toStream(msg, kind)
 }
 
 // WriteRelated sends a message on the POST of request related when it is
@@ -102,19 +132,41 @@ func (st *httpStream) Write(ctx context.Context, msg []byte) error {
 // answer whose POST is gone is dropped: a response must not go on the GET
 // stream. Anything else falls back to the GET stream.
 func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
-	return st.writeRelated(msg, related, final, false)
+	kind := keptRequest // what precedes an answer and is not a notification
+	if final {
+		kind = keptResponse
+	}
+	return st.writeRelated(msg, related, final, kind)
 }
 
 // WriteNotification is WriteRelated for a notification (related, if valid,
 // is the request it belongs to): one that must wait for a GET stream is
 // dropped when the backlog is full.
 func (st *httpStream) WriteNotification(msg []byte, related jsonrpc.ID) error {
-	return st.writeRelated(msg, related, false, true)
+	return st.writeRelated(msg, related, false, keptNotification)
 }
 
-func (st *httpStream) writeRelated(msg []byte, related jsonrpc.ID, final, droppable bool) error {
+// keptKind says what may become of a message kept for the GET stream.
+type keptKind int
+
+const (
+	keptResponse     keptKind = iota // never dropped
+	keptRequest                      // the oldest dropped past requestBacklogBytes
+	keptNotification                 // dropped when it does not fit in backlogBytes
+)
+
+// isRequest reports whether msg, written with no request to relate it to,
+// is a request to the client rather than an answer (a batch's, or an
+// error for a message without an id). Only the start is read: Encode
+// writes "id" and "method" before the params.
+func isRequest(msg []byte) bool {
+	keys, _ := rawjson.PrefixKeys(msg[:min(len(msg), 512)])
+	return slices.Contains(keys, "method") && slices.Contains(keys, "id")
+}
+
+func (st *httpStream) writeRelated(msg []byte, related jsonrpc.ID, final bool, kind keptKind) error {
 	if st.legacy {
-		return st.toStream(msg, droppable)
+		return st.toStream(msg, kind)
 	}
 	if related.IsValid() {
 		st.mu.Lock()
@@ -127,12 +179,12 @@ func (st *httpStream) writeRelated(msg []byte, related jsonrpc.ID, final, droppa
 	if final || msg == nil {
 		return nil
 	}
-	return st.toStream(msg, droppable)
+	return st.toStream(msg, kind)
 }
 
 // toStream hands a message to the GET stream's handler, waiting until it
 // takes it; while none is open, the message is kept for the next one.
-func (st *httpStream) toStream(msg []byte, droppable bool) error {
+func (st *httpStream) toStream(msg []byte, kind keptKind) error {
 	st.mu.Lock()
 	if b := st.batch; b != nil && len(msg) > 0 && msg[0] == '[' {
 		st.mu.Unlock()
@@ -141,7 +193,7 @@ func (st *httpStream) toStream(msg []byte, droppable bool) error {
 	}
 	sink := st.standalone
 	if sink == nil {
-		st.keep(msg, droppable)
+		st.keep(msg, kind)
 		return nil
 	}
 	st.mu.Unlock()
@@ -149,18 +201,20 @@ func (st *httpStream) toStream(msg []byte, droppable bool) error {
 	case sink.ch <- msg:
 	case <-sink.done:
 		st.mu.Lock()
-		st.keep(msg, droppable)
+		st.keep(msg, kind)
 	case <-st.ended:
 		return jsonrpc.ErrClosed
 	}
 	return nil
 }
 
-// keep holds a message for the next GET stream; a notification that does
-// not fit in backlogBytes is dropped instead. st.mu is held on entry and
-// released on return (the first drop of an episode is logged after).
-func (st *httpStream) keep(msg []byte, droppable bool) {
-	if droppable && len(st.backlog) > 0 && st.backlogBytes+len(msg) > backlogBytes {
+// keep holds a message for the next GET stream: a notification that does
+// not fit in backlogBytes is dropped instead, and a request past
+// requestBacklogBytes makes room by dropping the oldest requests (the
+// newest is kept whatever its size). st.mu is held on entry and released on
+// return (the first drop of an episode is logged after).
+func (st *httpStream) keep(msg []byte, kind keptKind) {
+	if kind == keptNotification && st.backlogBytes > 0 && st.backlogBytes+len(msg) > backlogBytes {
 		first := !st.dropping
 		st.dropping = true
 		kept := st.backlogBytes
@@ -170,9 +224,40 @@ func (st *httpStream) keep(msg []byte, droppable bool) {
 		}
 		return
 	}
-	st.backlog = append(st.backlog, msg)
+	first := false
+	if kind == keptRequest {
+		for st.requestBytes > 0 && st.requestBytes+len(msg) > requestBacklogBytes {
+			first = first || !st.droppingReqs
+			st.droppingReqs = true
+			st.dropOldestRequest()
+		}
+		st.requestBytes += len(msg)
+	}
+	st.backlog = append(st.backlog, pending{msg: msg, request: kind == keptRequest})
 	st.backlogBytes += len(msg)
 	st.mu.Unlock()
+	if first {
+		st.log.Warn("HTTP session has no GET stream open: requests to the client waiting for one are dropped, oldest first, until one opens; their callers get no answer", "session", st.id, "max_request_bytes", requestBacklogBytes)
+	}
+}
+
+// dropOldestRequest takes the oldest request out of the backlog. Its place
+// stays (order is kept) until the places left empty are half the backlog:
+// each message is then moved at most a few times, however long the
+// backlog. st.mu held; a request must be kept.
+func (st *httpStream) dropOldestRequest() {
+	for !st.backlog[st.oldest].request || st.backlog[st.oldest].dropped {
+		st.oldest++
+	}
+	p := &st.backlog[st.oldest]
+	st.requestBytes -= len(p.msg)
+	st.backlogBytes -= len(p.msg)
+	*p = pending{dropped: true}
+	st.oldest++
+	if st.holes++; st.holes*2 > len(st.backlog) {
+		st.backlog = slices.DeleteFunc(st.backlog, func(p pending) bool { return p.dropped })
+		st.oldest, st.holes = 0, 0
+	}
 }
 
 func (st *httpStream) Close() error {

@@ -69,8 +69,10 @@ type queued struct {
 // belongs to no request until the client opens its GET stream): the
 // gateway then hands it notifications through WriteNotification, which
 // may drop one; requests and responses come through Write and
-// WriteRelated, which must not drop anything. related, if valid, is the
-// client's request the notification belongs to.
+// WriteRelated, which must never drop a response (requests kept for later
+// may be dropped, oldest first, past a bound: their callers end at their
+// own deadlines). related, if valid, is the client's request the
+// notification belongs to.
 type NotificationWriter interface {
 	WriteNotification(msg []byte, related jsonrpc.ID) error
 }

@@ -1,0 +1,104 @@
+package httpfront
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Reading request bodies: each up to max_message_bytes, and all of them
+// together within a budget.
+
+// bodyBudgetBytes bounds the request bodies being read at once, front-wide:
+// each may be up to max_message_bytes (16 MiB by default), and without a
+// bound many concurrent POSTs could take any amount of memory. Past it a
+// POST is refused at once rather than read.
+const bodyBudgetBytes = 256 << 20
+
+// bodyBudget counts the bytes of request bodies being read. Each read
+// reserves what its body may take (Content-Length, or the message limit
+// when the length is not given) before reading, and gives it back after:
+// the body read is then the session's (bounded by its queues), or gone.
+type bodyBudget struct {
+	mu       sync.Mutex
+	max      int64 // bodyBudgetBytes, or the message limit if larger
+	reading  int64 // reserved by the reads in progress
+	refusing bool  // a read was refused since the last one allowed: the episode is logged
+}
+
+// reserve takes n bytes if they fit; first reports the first refusal of an
+// episode.
+func (b *bodyBudget) reserve(n int64) (ok, first bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reading+n > b.max {
+		first = !b.refusing
+		b.refusing = true
+		return false, first
+	}
+	b.reading += n
+	b.refusing = false
+	return true, false
+}
+
+func (b *bodyBudget) release(n int64) {
+	b.mu.Lock()
+	b.reading -= n
+	b.mu.Unlock()
+}
+
+func (b *bodyBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reading
+}
+
+// readBody reads a request body up to the message limit, within the
+// front's body budget.
+func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	limit := f.g.Config().MaxMessage
+	reserve := int64(limit) + 1 // what LimitReader below may read
+	if r.ContentLength >= 0 {
+		reserve = min(reserve, r.ContentLength)
+	}
+	ok, first := f.bodies.reserve(reserve)
+	if !ok {
+		if first {
+			f.g.Logger().Warn("HTTP requests refused: too many request bodies being read at once", "budget_bytes", f.bodies.max)
+		}
+		// The body is not read, so the id of the request in it is not
+		// known: the error carries none.
+		w.Header().Set("Connection", "close") // the body is still on the wire
+		w.Header().Set("Retry-After", "1")
+		jsonError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInternal,
+			"mcpgate is reading too many request bodies at once (%d MiB in all); try again shortly", f.bodies.max>>20))
+		return nil, false
+	}
+	defer f.bodies.release(reserve)
+	// The read deadline (set in ServeHTTP) stays on unless the whole body
+	// came in: what is left of a body that stalled or is too large must
+	// not hold the connection while net/http reads it.
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if len(body) > limit {
+		prefix := body[:min(len(body), 64<<10)]
+		id := jsonrpc.ID{}
+		if ms, _ := rawjson.Members(prefix); ms != nil {
+			if raw, ok := ms.Get("id"); ok {
+				id, _ = jsonrpc.ParseID(raw)
+			}
+		}
+		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
+		return nil, false
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return body, true
+}
