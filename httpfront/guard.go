@@ -55,8 +55,6 @@ func (f *Front) tokenValid(header string) bool {
 	return valid == 1
 }
 
-// isLoopbackHost reports whether host names this machine. Host names are
-// case-insensitive (RFC 4343): LOCALHOST is localhost.
 // CheckListen refuses what the front must not serve: an address beyond
 // loopback without a bearer token (anyone who can reach it could use every
 // upstream), or one that is not host:port. The error says how to fix it.
@@ -73,6 +71,8 @@ func CheckListen(cfg config.HTTP) error {
 	return nil
 }
 
+// isLoopbackHost reports whether host names this machine. Host names are
+// case-insensitive (RFC 4343): LOCALHOST is localhost.
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
