@@ -19,10 +19,28 @@ type Detector struct {
 	enabled     kindSet
 	definitions bool
 	rules       []*rule
-	filters     []prefixFilter // per rule: what a match can begin with
+	filters     []*prefixFilter // per rule: what a match can begin with (nil: anything)
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
+	// triggerHint has the bit of triggerHash set for every trigger word:
+	// most words are not triggers, and a bit test is cheaper than a map.
+	triggerHint [triggerHintBits / 64]uint64
+}
+
+const triggerHintBits = 1 << 14
+
+// triggerHash is a cheap hash of a word: its length and its first, middle
+// and last bytes.
+func triggerHash(w []byte) uint {
+	n := len(w)
+	h := uint(n)*0x9E3779B1 ^ uint(w[0])<<16 ^ uint(w[n-1])<<8 ^ uint(w[n/2])*0x85EB
+	return (h ^ h>>13) & (triggerHintBits - 1)
+}
+
+func (d *Detector) mayTrigger(w []byte) bool {
+	h := triggerHash(w)
+	return d.triggerHint[h/64]&(1<<(h%64)) != 0
 }
 
 var _ detect.Detector = (*Detector)(nil)
@@ -58,6 +76,8 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
+			h := triggerHash([]byte(t))
+			d.triggerHint[h/64] |= 1 << (h % 64)
 		}
 	}
 	return d
@@ -165,6 +185,10 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 		}
 		recent[words%len(recent)] = i
 		words++
+		if !d.mayTrigger(b[i:j]) {
+			i = j
+			continue
+		}
 		for _, ri := range d.triggers[string(b[i:j])] {
 			r := d.rules[ri]
 			if r.guard != nil && !r.guard(b, i, j) {

@@ -25,8 +25,29 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 	n.src = n.src[:0]
 	n.nonASCII = false
 	space := true // suppresses leading white space
+	if cap(n.b) < len(text) {
+		n.b = make([]byte, 0, len(text)+len(text)/8)
+	}
 	for i := 0; i < len(text); {
 		c := text[i]
+		if f := asciiFold[c]; f != 0 && !withMap {
+			// Most text is ASCII letters, digits and punctuation: copied
+			// lower case, one table lookup a byte, until anything else.
+			b := n.b
+			for {
+				b = append(b, f)
+				i++
+				if i == len(text) {
+					break
+				}
+				if f = asciiFold[text[i]]; f == 0 {
+					break
+				}
+			}
+			n.b = b
+			space = false
+			continue
+		}
 		if c < utf8.RuneSelf {
 			switch {
 			case c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
@@ -81,6 +102,19 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 		i += size
 	}
 }
+
+// asciiFold maps the ASCII bytes copied as they are (letters lower-cased)
+// to their matching form; 0 for white space, control characters and
+// non-ASCII bytes, which need a closer look.
+var asciiFold = func() (t [256]byte) {
+	for c := 0x21; c < 0x7f; c++ {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] = byte(c + 'a' - 'A')
+		}
+	}
+	return t
+}()
 
 // normalizer holds the matching form of one text; it is pooled, never
 // shared between goroutines.
