@@ -2,7 +2,9 @@ package policy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 	"unicode"
 	"unicode/utf16"
@@ -40,28 +42,25 @@ func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, er
 			break
 		}
 		open := i + q
-		end, escaped := stringEnd(msg, open+1)
-		if end < 0 {
-			return nil, fmt.Errorf("unterminated string at byte %d", open)
+		end := nextSpecial(msg, open+1)
+		var s string
+		if end < len(msg) && msg[end] == '"' {
+			s = view(msg[open+1 : end]) // plain ASCII, the common case
+		} else {
+			if scratch == nil {
+				scratch = scratches.Get().(*[]byte)
+			}
+			var err error
+			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
+				return nil, fmt.Errorf("string at byte %d: %v", open, err)
+			}
+			s = view(*scratch)
 		}
 		i = end + 1
 		if memberName(msg, i) {
 			continue
 		}
 		body := msg[open+1 : end]
-		var s string
-		if !escaped && utf8.Valid(body) {
-			s = view(body)
-		} else {
-			if scratch == nil {
-				scratch = scratches.Get().(*[]byte)
-			}
-			var err error
-			if *scratch, err = unescape((*scratch)[:0], body); err != nil {
-				return nil, fmt.Errorf("string at byte %d: %v", open, err)
-			}
-			s = view(*scratch)
-		}
 		repl, ok := visit(s)
 		if !ok || repl == s {
 			continue
@@ -94,32 +93,6 @@ func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// stringEnd returns the index of the quote that closes the string whose
-// body starts at msg[p], and whether the body holds an escape; -1 when the
-// string is not closed. Each byte is searched at most twice (once for a
-// quote, once for a backslash), so a long string full of escapes stays
-// linear.
-func stringEnd(msg []byte, p int) (end int, escaped bool) {
-	for {
-		q := bytes.IndexByte(msg[p:], '"')
-		if q < 0 {
-			return -1, escaped
-		}
-		q += p
-		for {
-			b := bytes.IndexByte(msg[p:q], '\\')
-			if b < 0 {
-				return q, escaped
-			}
-			escaped = true
-			p += b + 2 // the backslash and the byte it escapes
-			if p > q {
-				break // it escaped the quote at q: look further
-			}
-		}
-	}
-}
-
 // memberName reports whether the string that ended just before msg[i] is a
 // member name: in valid JSON, only a name is followed by a colon.
 func memberName(msg []byte, i int) bool {
@@ -135,80 +108,100 @@ func memberName(msg []byte, i int) bool {
 	return false
 }
 
-// unescape appends the string a JSON string body stands for to dst, as
-// encoding/json reads it: invalid UTF-8 and unpaired surrogates become
-// U+FFFD. Runs between escapes are copied whole.
-func unescape(dst, body []byte) ([]byte, error) {
-	for i := 0; i < len(body); {
-		run := body[i:]
-		if b := bytes.IndexByte(run, '\\'); b >= 0 {
-			run = run[:b]
+// readString reads the JSON string whose body starts at msg[p]: it
+// returns the index of its closing quote, with the string appended to dst
+// as encoding/json reads it (invalid UTF-8 and unpaired surrogates become
+// U+FFFD). Runs of plain ASCII are copied whole.
+func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
+	for {
+		k := nextSpecial(msg, p)
+		dst = append(dst, msg[p:k]...)
+		if k == len(msg) {
+			return 0, nil, fmt.Errorf("not terminated")
 		}
-		if utf8.Valid(run) {
-			dst = append(dst, run...)
-		} else {
-			dst = appendReplacingInvalid(dst, run)
-		}
-		i += len(run)
-		if i == len(body) {
-			break
-		}
-		if i+1 >= len(body) {
-			return nil, fmt.Errorf("escape at the end")
-		}
-		switch e := body[i+1]; e {
-		case '"', '\\', '/':
-			dst = append(dst, e)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(body[i:])
-			if r < 0 {
-				return nil, fmt.Errorf("invalid \\u escape at byte %d", i)
+		switch c := msg[k]; {
+		case c == '"':
+			return k, dst, nil
+		case c == '\\':
+			var err error
+			if p, dst, err = appendEscape(msg, k, dst); err != nil {
+				return 0, nil, err
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2 := hex4(body[i:]); r2 >= 0 {
-					if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
-						dst = utf8.AppendRune(dst, pair)
-						i += 6
-						continue
-					}
-				}
-				r = unicode.ReplacementChar
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
 		default:
-			return nil, fmt.Errorf("invalid escape at byte %d", i)
+			r, size := utf8.DecodeRune(msg[k:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, unicode.ReplacementChar)
+			} else {
+				dst = append(dst, msg[k:k+size]...)
+			}
+			p = k + size
 		}
-		i += 2
 	}
-	return dst, nil
 }
 
-// appendReplacingInvalid appends run with each byte that is not part of a
-// valid UTF-8 sequence replaced by U+FFFD, as encoding/json does (one
-// replacement per byte, unlike bytes.ToValidUTF8).
-func appendReplacingInvalid(dst, run []byte) []byte {
-	for len(run) > 0 {
-		r, size := utf8.DecodeRune(run)
-		if r == utf8.RuneError && size == 1 {
-			dst = utf8.AppendRune(dst, unicode.ReplacementChar)
-		} else {
-			dst = append(dst, run[:size]...)
-		}
-		run = run[size:]
+// appendEscape appends what the escape at msg[k] stands for to dst and
+// returns the index after it.
+func appendEscape(msg []byte, k int, dst []byte) (int, []byte, error) {
+	if k+1 >= len(msg) {
+		return 0, nil, fmt.Errorf("escape at the end")
 	}
-	return dst
+	switch e := msg[k+1]; e {
+	case '"', '\\', '/':
+		return k + 2, append(dst, e), nil
+	case 'b':
+		return k + 2, append(dst, '\b'), nil
+	case 'f':
+		return k + 2, append(dst, '\f'), nil
+	case 'n':
+		return k + 2, append(dst, '\n'), nil
+	case 'r':
+		return k + 2, append(dst, '\r'), nil
+	case 't':
+		return k + 2, append(dst, '\t'), nil
+	case 'u':
+		r := hex4(msg[k:])
+		if r < 0 {
+			return 0, nil, fmt.Errorf("invalid \\u escape at byte %d", k)
+		}
+		k += 6
+		if utf16.IsSurrogate(r) {
+			if r2 := hex4(msg[k:]); r2 >= 0 {
+				if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
+					return k + 6, utf8.AppendRune(dst, pair), nil
+				}
+			}
+			r = unicode.ReplacementChar
+		}
+		return k, utf8.AppendRune(dst, r), nil
+	}
+	return 0, nil, fmt.Errorf("invalid escape at byte %d", k)
+}
+
+// nextSpecial returns the index of the first byte of b at or after i that
+// is a quote, a backslash or not ASCII; len(b) if there is none. It looks
+// at eight bytes at a time: strings are most of a message, and most of
+// their bytes are plain.
+func nextSpecial(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)
+		s := x ^ ('\\' * ones)
+		// (v-ones)&^v&highs has the high bit of v's first zero byte set
+		// (and maybe of later ones): the lowest bit set is exact.
+		if m := ((q-ones)&^q | (s-ones)&^s | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // hex4 reads the \uXXXX escape at the start of b, or returns -1.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -221,5 +222,39 @@ func jsonTokens(t *testing.T, msg string) []token {
 			}
 		}
 		out = append(out, token{tk, name})
+	}
+}
+
+// TestNextSpecial checks the eight-bytes-at-a-time search against a plain
+// loop, with special bytes at every position and bytes next to them that a
+// careless bit trick would take for them (0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x00).
+func TestNextSpecial(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	fill := []byte{'a', 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x00, 0x01, ' '}
+	special := []byte{'"', '\\', 0x80, 0xc3, 0xff}
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = fill[r.IntN(len(fill))]
+		}
+		for range r.IntN(3) {
+			if len(b) > 0 {
+				b[r.IntN(len(b))] = special[r.IntN(len(special))]
+			}
+		}
+		from := 0
+		if len(b) > 0 {
+			from = r.IntN(len(b) + 1)
+		}
+		want := len(b)
+		for i := from; i < len(b); i++ {
+			if b[i] == '"' || b[i] == '\\' || b[i] >= 0x80 {
+				want = i
+				break
+			}
+		}
+		if got := nextSpecial(b, from); got != want {
+			t.Fatalf("nextSpecial(%q, %d) = %d, want %d", b, from, got, want)
+		}
 	}
 }
