@@ -37,11 +37,10 @@ func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, er
 		}
 	}()
 	for i := 0; ; {
-		q := bytes.IndexByte(msg[i:], '"')
-		if q < 0 {
+		open := nextQuote(msg, i)
+		if open < 0 {
 			break
 		}
-		open := i + q
 		end := nextSpecial(msg, open+1)
 		var s string
 		if end < len(msg) && msg[end] == '"' {
@@ -91,6 +90,23 @@ const maxPooledScratch = 256 << 10
 // while the string is in use, nor let the string outlive that use.
 func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// nextQuote returns the index of the first quote in msg at or after i, or
+// -1. Between strings there are mostly a few bytes (`":"`, `", "`): a plain
+// loop finds those before a call to IndexByte would have started.
+func nextQuote(msg []byte, i int) int {
+	for end := min(i+16, len(msg)); i < end; i++ {
+		if msg[i] == '"' {
+			return i
+		}
+	}
+	if i < len(msg) {
+		if q := bytes.IndexByte(msg[i:], '"'); q >= 0 {
+			return i + q
+		}
+	}
+	return -1
 }
 
 // memberName reports whether the string that ended just before msg[i] is a

@@ -159,12 +159,9 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // anyOnly it stops at the first.
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
-	s.covered = s.covered[:0]
-	s.tried = s.tried[:0]
-	for range d.rules {
-		s.covered = append(s.covered, -1)
-		s.tried = append(s.tried, -1)
-	}
+	// covered and tried are reset at the first trigger word only: most
+	// texts (most strings of a message) have none.
+	reset := false
 	// recent holds the starts of the last words, for rules whose match
 	// starts a few words before the trigger.
 	var recent [maxBack + 1]int
@@ -190,6 +187,15 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 			continue
 		}
 		for _, ri := range d.triggers[string(b[i:j])] {
+			if !reset {
+				s.covered = s.covered[:0]
+				s.tried = s.tried[:0]
+				for range d.rules {
+					s.covered = append(s.covered, -1)
+					s.tried = append(s.tried, -1)
+				}
+				reset = true
+			}
 			r := d.rules[ri]
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue
