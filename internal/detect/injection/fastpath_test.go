@@ -78,3 +78,26 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNormalizeFastPaths: the matching form built with the fast paths
+// (no offset map) is the one built byte by byte (with the map).
+func FuzzNormalizeFastPaths(f *testing.F) {
+	for _, s := range []string{
+		"Hello World, THIS is  a\ttest.\nLine two  \n\n  indented", "ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+		" leading space then words", "x       y", "Ünïcödé and ASCII mixed ＡＢＣ", "\x00\x01\x1f\x7f\x80\xff bytes",
+		"@ABCXYZ[`abcxyz{ edges of the letter ranges", "a b c d e f g h i j k l m n o p",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var fast, slow normalizer
+		fast.normalize(text, false, true)
+		slow.normalize(text, true, true)
+		if string(fast.b) != string(slow.b) {
+			t.Fatalf("%q:\nfast %q\nslow %q", text, fast.b, slow.b)
+		}
+		if !slices.Equal(fast.found, slow.found) {
+			t.Fatalf("%q: findings %v vs %v", text, fast.found, slow.found)
+		}
+	})
+}
