@@ -28,3 +28,18 @@ func TestDetectorsNoFindingNoAllocation(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteStringsNoChangeNoAllocation: walking a message and replacing
+// nothing allocates nothing, escapes included (the scratch is pooled).
+func TestRewriteStringsNoChangeNoAllocation(t *testing.T) {
+	for _, msg := range [][]byte{[]byte(toolResult4K()), []byte(structuredResult4K())} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := rewriteStrings(msg, func(string) (string, bool) { return "", false }); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations for a message with nothing replaced, want 0", allocs)
+		}
+	}
+}
