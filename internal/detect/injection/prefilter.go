@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"cmp"
 	"encoding/binary"
 	"regexp/syntax"
 	"slices"
@@ -74,8 +75,8 @@ func (f *prefixFilter) admits(b []byte) bool {
 // prefixSet is a set of strings of at most longPrefixLen bytes; a string
 // shorter than its set's length accepts any continuation.
 type prefixSet struct {
-	lens []int // the lengths present, ascending
-	set  map[prefixKey]struct{}
+	lens []int       // the lengths present, ascending
+	keys []prefixKey // sorted: a long set has thousands, and a map would cost twice the memory
 }
 
 // prefixKey packs a prefix of up to 12 bytes and its length: hashing two
@@ -95,7 +96,7 @@ func (s *prefixSet) has(b []byte) bool {
 		if n > len(b) {
 			return false
 		}
-		if _, ok := s.set[keyOf(b[:n])]; ok {
+		if _, ok := slices.BinarySearchFunc(s.keys, keyOf(b[:n]), comparePrefixKeys); ok {
 			return true
 		}
 	}
@@ -103,15 +104,20 @@ func (s *prefixSet) has(b []byte) bool {
 }
 
 func newPrefixSet(strs map[string]bool) *prefixSet {
-	s := &prefixSet{set: make(map[prefixKey]struct{}, len(strs))}
+	s := &prefixSet{keys: make([]prefixKey, 0, len(strs))}
 	for p := range strs {
-		s.set[keyOf([]byte(p))] = struct{}{}
+		s.keys = append(s.keys, keyOf([]byte(p)))
 		if !slices.Contains(s.lens, len(p)) {
 			s.lens = append(s.lens, len(p))
 		}
 	}
+	slices.SortFunc(s.keys, comparePrefixKeys)
 	slices.Sort(s.lens)
 	return s
+}
+
+func comparePrefixKeys(a, b prefixKey) int {
+	return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 }
 
 // newPrefixFilter computes the filter of an anchored rule pattern. It is a
