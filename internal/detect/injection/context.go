@@ -10,9 +10,14 @@ import (
 // The helpers below look at the matching form around a match to decide what
 // a regexp cannot: whether a phrase is issued or only talked about.
 
-func isWordByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
-}
+func isWordByte(c byte) bool { return wordBytes[c] }
+
+var wordBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
+	}
+	return t
+}()
 
 // prevWord returns the word ending before position i (skipping spaces) and
 // its start, or "" when punctuation or the text start comes first.

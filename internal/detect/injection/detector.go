@@ -19,10 +19,28 @@ type Detector struct {
 	enabled     kindSet
 	definitions bool
 	rules       []*rule
-	filters     []prefixFilter // per rule: what a match can begin with
+	filters     []*prefixFilter // per rule: what a match can begin with (nil: anything)
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
+	// triggerHint has the bit of triggerHash set for every trigger word:
+	// most words are not triggers, and a bit test is cheaper than a map.
+	triggerHint [triggerHintBits / 64]uint64
+}
+
+const triggerHintBits = 1 << 14
+
+// triggerHash is a cheap hash of a word: its length and its first, middle
+// and last bytes.
+func triggerHash(w []byte) uint {
+	n := len(w)
+	h := uint(n)*0x9E3779B1 ^ uint(w[0])<<16 ^ uint(w[n-1])<<8 ^ uint(w[n/2])*0x85EB
+	return (h ^ h>>13) & (triggerHintBits - 1)
+}
+
+func (d *Detector) mayTrigger(w []byte) bool {
+	h := triggerHash(w)
+	return d.triggerHint[h/64]&(1<<(h%64)) != 0
 }
 
 var _ detect.Detector = (*Detector)(nil)
@@ -58,6 +76,8 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
+			h := triggerHash([]byte(t))
+			d.triggerHint[h/64] |= 1 << (h % 64)
 		}
 	}
 	return d
@@ -139,12 +159,9 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // anyOnly it stops at the first.
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
-	s.covered = s.covered[:0]
-	s.tried = s.tried[:0]
-	for range d.rules {
-		s.covered = append(s.covered, -1)
-		s.tried = append(s.tried, -1)
-	}
+	// covered and tried are reset at the first trigger word only: most
+	// texts (most strings of a message) have none.
+	reset := false
 	// recent holds the starts of the last words, for rules whose match
 	// starts a few words before the trigger.
 	var recent [maxBack + 1]int
@@ -165,7 +182,20 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 		}
 		recent[words%len(recent)] = i
 		words++
+		if !d.mayTrigger(b[i:j]) {
+			i = j
+			continue
+		}
 		for _, ri := range d.triggers[string(b[i:j])] {
+			if !reset {
+				s.covered = s.covered[:0]
+				s.tried = s.tried[:0]
+				for range d.rules {
+					s.covered = append(s.covered, -1)
+					s.tried = append(s.tried, -1)
+				}
+				reset = true
+			}
 			r := d.rules[ri]
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue

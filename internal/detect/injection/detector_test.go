@@ -176,17 +176,19 @@ func TestPrefixFilterKeepsMatches(t *testing.T) {
 
 func TestPrefixFilter(t *testing.T) {
 	f := newPrefixFilter(rx(`\b(?:ignore|do not follow|set aside) (?:all )?x`).String())
-	for _, s := range []string{"ignore all", "do not follow", "set aside"} {
+	for _, s := range []string{"ignore all x", "ignore x", "do not follow x", "set aside x y", "ignore\nall x", "do not\nfollow all x"} {
 		if !f.admits([]byte(s)) {
 			t.Errorf("filter rejects %q", s)
 		}
 	}
-	for _, s := range []string{"the ignore", "dog", "sit"} {
+	// The long prefixes look past the trigger word: "ignore the" cannot
+	// begin a match of this pattern.
+	for _, s := range []string{"the ignore", "dog", "sit", "ignore the x", "ignore al", "set aside"} {
 		if f.admits([]byte(s)) {
 			t.Errorf("filter admits %q", s)
 		}
 	}
 	if f := newPrefixFilter(rx(`[a-z]+ x`).String()); f != nil {
-		t.Errorf("a large class at the start should disable the filter, got %q", f)
+		t.Errorf("a large class at the start should disable the filter, got %+v", f)
 	}
 }

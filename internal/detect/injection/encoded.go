@@ -48,31 +48,44 @@ var shellCommand = regexp.MustCompile(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^
 
 // scanEncoded appends an encoded_payload finding for each encoded run of
 // text that decodes to a command or to injection phrasing.
+//
+// Only tokens of minEncodedLen bytes or more matter, so it looks at the
+// last byte of the next minEncodedLen first and walks back: a break there
+// means no such token starts before it, and it jumps past it (most text is
+// words, and most bytes are never looked at).
 func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
-	for i := 0; i < len(text); {
-		if isTokenBreak(text[i]) {
-			i++
+	// i is 0 or follows a break: where a token may start.
+	for i := 0; i+minEncodedLen <= len(text); {
+		k := i + minEncodedLen - 1
+		for k >= i && !isTokenBreak(text[k]) {
+			k--
+		}
+		if k >= i {
+			// A token starting in text[i:k+1] ends by k: too short.
+			i = k + 1
 			continue
 		}
-		j := i
+		j := i + minEncodedLen
 		for j < len(text) && !isTokenBreak(text[j]) {
 			j++
 		}
-		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, found)
-		}
+		found = d.scanToken(text, i, j, found)
 		i = j
 	}
 	return found
 }
 
-func isTokenBreak(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',', ';', '|':
-		return true
+func isTokenBreak(c byte) bool { return tokenBreaks[c] }
+
+var tokenBreaks = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\v\f\"'`<>()[]{},;|") {
+		t[c] = true
 	}
-	return c >= 0x80
-}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
 
 // scanToken looks at one token text[i:j] for the three encodings.
 func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFinding {
@@ -118,9 +131,14 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func isBase64Byte(c byte) bool {
-	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
-}
+func isBase64Byte(c byte) bool { return base64Bytes[c] }
+
+var base64Bytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+	}
+	return t
+}()
 
 // harmfulRun decodes a base64 or hex run (padding stripped) and judges it.
 func (d *Detector) harmfulRun(run string) bool {
@@ -153,6 +171,9 @@ func (d *Detector) harmfulRun(run string) bool {
 	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
 		body := run[shift:]
 		n := copy(in[:], body[:min(len(body), sniffLen)&^3])
+		if !mayBeText(enc, in[:n], out[:]) {
+			continue
+		}
 		m, err := enc.Decode(out[:], in[:n])
 		if err != nil || !looksLikeText(out[:m]) {
 			continue
@@ -168,6 +189,24 @@ func (d *Detector) harmfulRun(run string) bool {
 		return d.harmful(b)
 	}
 	return false
+}
+
+// mayBeText reports whether in (which decodes to 3*len(in)/4 bytes) could
+// pass looksLikeText, from its first 16 characters only: most runs of
+// base64 characters are paths or identifiers that decode to binary, and 12
+// bytes tell. It never rejects what looksLikeText would accept.
+func mayBeText(enc *base64.Encoding, in, scratch []byte) bool {
+	m, err := enc.Decode(scratch, in[:min(len(in), 16)])
+	if err != nil {
+		return false
+	}
+	np := 0
+	for _, c := range scratch[:m] {
+		if !(0x20 <= c && c < 0x7F || c == '\n' || c == '\t' || c == '\r') {
+			np++
+		}
+	}
+	return np*10 <= len(in)*3/4
 }
 
 // looksLikeText reports whether at least 90% of b is printable ASCII or

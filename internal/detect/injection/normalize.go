@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 )
@@ -25,8 +26,40 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 	n.src = n.src[:0]
 	n.nonASCII = false
 	space := true // suppresses leading white space
+	if cap(n.b) < len(text) {
+		n.b = make([]byte, 0, len(text)+len(text)/8)
+	}
 	for i := 0; i < len(text); {
+		if !withMap && i+8 <= len(text) {
+			// Eight bytes of printable ASCII with single spaces are their
+			// own matching form, lower-cased: the common case, at a few
+			// operations a byte.
+			if lower, ok := plainChunk(text, i, space); ok {
+				n.b = binary.LittleEndian.AppendUint64(n.b, lower)
+				space = lower>>56 == ' '
+				i += 8
+				continue
+			}
+		}
 		c := text[i]
+		if f := asciiFold[c]; f != 0 && !withMap {
+			// Most text is ASCII letters, digits and punctuation: copied
+			// lower case, one table lookup a byte, until anything else.
+			b := n.b
+			for {
+				b = append(b, f)
+				i++
+				if i == len(text) {
+					break
+				}
+				if f = asciiFold[text[i]]; f == 0 {
+					break
+				}
+			}
+			n.b = b
+			space = false
+			continue
+		}
 		if c < utf8.RuneSelf {
 			switch {
 			case c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
@@ -81,6 +114,46 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 		i += size
 	}
 }
+
+const (
+	ones  uint64 = 0x0101010101010101
+	highs uint64 = 0x8080808080808080
+)
+
+// plainChunk looks at text[i:i+8]: if it is printable ASCII with no two
+// spaces in a row (nor a space first after one, when space is set), it
+// returns it lower-cased, as a little-endian word.
+func plainChunk(text string, i int, space bool) (uint64, bool) {
+	x := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
+		uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
+	// A byte below 0x20 or above 0x7e (the borrow and carry tricks flag
+	// it; a false flag only ever sits above a true one).
+	if ((x-0x20*ones)&^x|(x+0x01*ones)|x)&highs != 0 {
+		return 0, false
+	}
+	// Exact per byte: the high bit of each byte that is a space.
+	v := x ^ 0x20*ones
+	spaces := ^((v&^highs + ^highs) | v) & highs
+	if spaces&(spaces<<8) != 0 || space && spaces&0x80 != 0 {
+		return 0, false
+	}
+	// Upper-case letters: 'A' <= b < '['; every byte is below 0x80 here.
+	upper := ((x | highs) - 'A'*ones) &^ ((x | highs) - '['*ones) & highs
+	return x | upper>>2, true
+}
+
+// asciiFold maps the ASCII bytes copied as they are (letters lower-cased)
+// to their matching form; 0 for white space, control characters and
+// non-ASCII bytes, which need a closer look.
+var asciiFold = func() (t [256]byte) {
+	for c := 0x21; c < 0x7f; c++ {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] = byte(c + 'a' - 'A')
+		}
+	}
+	return t
+}()
 
 // normalizer holds the matching form of one text; it is pooled, never
 // shared between goroutines.

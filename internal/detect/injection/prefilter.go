@@ -1,129 +1,296 @@
 package injection
 
 import (
-	"bytes"
+	"cmp"
+	"encoding/binary"
 	"regexp/syntax"
+	"slices"
 )
 
 // A rule is tried at a handful of word starts per trigger; most of them
-// cannot begin a match ("the", "and"). Asking the regexp costs a bitmap
-// reset proportional to its program and input, so each rule keeps the set
-// of strings a match can begin with, computed once from its syntax tree,
-// and a start is tried only when the text there begins with one of them.
+// cannot begin a match ("the", "and", or "ignore the warning" for a rule
+// that needs "ignore the previous ..."). Running the regexp costs far more
+// than looking at a few bytes, so each rule keeps the set of strings a
+// match can begin with, computed once from its syntax tree, and a start is
+// tried only when the text there begins with one of them. Two sets: the
+// first prefixLen bytes (small, a quick reject for most starts), then
+// longPrefixLen bytes (the trigger word and the start of the next one or
+// two, which is what tells "ignore the previous" from "ignore the
+// warning"); a set that grows too large is dropped, leaving the short one.
 
 const (
-	prefixLen     = 4   // bytes of each prefix
-	maxPrefixSets = 512 // beyond this many prefixes a rule is not filtered
+	prefixLen         = 4    // bytes of the short prefixes
+	longPrefixLen     = 12   // bytes of the long prefixes
+	maxPrefixes       = 512  // beyond this many short prefixes a rule is not filtered
+	maxLongPrefixes   = 8192 // beyond this many long prefixes only the short ones filter
+	maxPrefixWalkStep = 256  // bounds the walk of one pattern
 )
 
-// prefixFilter holds the possible beginnings of a match; a string shorter
-// than prefixLen accepts any continuation. Empty means "no filter".
-type prefixFilter [][]byte
+// prefixFilter holds the possible beginnings of a match; nil means "no
+// filter". The matching form has only ' ' and '\n' for white space; the
+// sets are built and looked up with '\n' read as ' ', which keeps them
+// small.
+type prefixFilter struct {
+	// pairs has the bit of pairHash set for the first two bytes of every
+	// short prefix: most starts are rejected by one bit test. Nil when a
+	// short prefix has fewer than two bytes.
+	pairs       *[pairBits / 64]uint64
+	short, long *prefixSet
+}
 
-func (f prefixFilter) admits(b []byte) bool {
-	if len(f) == 0 {
+const pairBits = 1024
+
+func pairHash(c0, c1 byte) uint {
+	if c0 == '\n' {
+		c0 = ' '
+	}
+	if c1 == '\n' {
+		c1 = ' '
+	}
+	return (uint(c0)*31 + uint(c1)) % pairBits
+}
+
+func (f *prefixFilter) admits(b []byte) bool {
+	if f == nil {
 		return true
 	}
-	for _, p := range f {
-		if bytes.HasPrefix(b, p) {
+	if f.pairs != nil {
+		if len(b) < 2 {
+			return false
+		}
+		if h := pairHash(b[0], b[1]); f.pairs[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
+	}
+	var buf [longPrefixLen]byte
+	n := copy(buf[:], b)
+	for i := range n {
+		if buf[i] == '\n' {
+			buf[i] = ' '
+		}
+	}
+	return f.short.has(buf[:n]) && (f.long == nil || f.long.has(buf[:n]))
+}
+
+// prefixSet is a set of strings of at most longPrefixLen bytes; a string
+// shorter than its set's length accepts any continuation.
+type prefixSet struct {
+	lens []int       // the lengths present, ascending
+	keys []prefixKey // sorted: a long set has thousands, and a map would cost twice the memory
+}
+
+// prefixKey packs a prefix of up to 12 bytes and its length: hashing two
+// words is cheaper than hashing a string.
+type prefixKey [2]uint64
+
+func keyOf(p []byte) prefixKey {
+	var buf [16]byte
+	copy(buf[:], p)
+	buf[15] = byte(len(p))
+	return prefixKey{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}
+}
+
+// has reports whether b begins with a string of the set.
+func (s *prefixSet) has(b []byte) bool {
+	for _, n := range s.lens {
+		if n > len(b) {
+			return false
+		}
+		if _, ok := slices.BinarySearchFunc(s.keys, keyOf(b[:n]), comparePrefixKeys); ok {
 			return true
 		}
 	}
 	return false
 }
 
+func newPrefixSet(strs map[string]bool) *prefixSet {
+	s := &prefixSet{keys: make([]prefixKey, 0, len(strs))}
+	for p := range strs {
+		s.keys = append(s.keys, keyOf([]byte(p)))
+		if !slices.Contains(s.lens, len(p)) {
+			s.lens = append(s.lens, len(p))
+		}
+	}
+	slices.SortFunc(s.keys, comparePrefixKeys)
+	slices.Sort(s.lens)
+	return s
+}
+
+func comparePrefixKeys(a, b prefixKey) int {
+	return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+}
+
 // newPrefixFilter computes the filter of an anchored rule pattern. It is a
 // superset of the real beginnings: whatever it cannot follow (a large
-// class, a repetition) it accepts.
-func newPrefixFilter(pattern string) prefixFilter {
+// class, an unbounded repetition of something that may be empty) it
+// accepts.
+func newPrefixFilter(pattern string) *prefixFilter {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		panic(err) // the same pattern compiled with regexp.MustCompile
 	}
-	set := map[string]bool{}
-	if !prefixes([]*syntax.Regexp{re.Simplify()}, prefixLen, 0, set) || set[""] {
+	re = re.Simplify()
+	short := map[string]bool{}
+	if !prefixes(re, prefixLen, maxPrefixes, short) || short[""] {
 		return nil
 	}
-	f := make(prefixFilter, 0, len(set))
-	for p := range set {
-		f = append(f, []byte(p))
+	f := &prefixFilter{short: newPrefixSet(short), pairs: new([pairBits / 64]uint64)}
+	for p := range short {
+		if len(p) < 2 {
+			f.pairs = nil
+			break
+		}
+		h := pairHash(p[0], p[1])
+		f.pairs[h/64] |= 1 << (h % 64)
+	}
+	long := map[string]bool{}
+	if prefixes(re, longPrefixLen, maxLongPrefixes, long) && !long[""] {
+		f.long = newPrefixSet(long)
 	}
 	return f
 }
 
-// prefixes adds to set the beginnings (up to k bytes) of what seq matches,
-// prefixed by head. It returns false when the set grows too large.
-func prefixes(seq []*syntax.Regexp, k, depth int, set map[string]bool) bool {
-	return walkPrefixes(seq, "", k, depth, set)
+// prefixes adds to set the beginnings (up to k bytes) of what re matches.
+// It returns false when the set grows beyond limit or the walk too deep.
+func prefixes(re *syntax.Regexp, k, limit int, set map[string]bool) bool {
+	w := prefixWalk{k: k, limit: limit, set: set}
+	return w.walk([]*syntax.Regexp{re}, "", 0)
 }
 
-func walkPrefixes(seq []*syntax.Regexp, head string, k, depth int, set map[string]bool) bool {
-	if len(set) > maxPrefixSets || depth > 64 {
+type prefixWalk struct {
+	k, limit int
+	set      map[string]bool
+}
+
+func (w *prefixWalk) walk(seq []*syntax.Regexp, head string, depth int) bool {
+	if len(w.set) > w.limit || depth > maxPrefixWalkStep {
 		return false
 	}
-	if len(head) >= k || len(seq) == 0 {
-		if len(head) > k {
-			head = head[:k]
+	if len(head) >= w.k || len(seq) == 0 {
+		if len(head) > w.k {
+			head = head[:w.k]
 		}
-		set[head] = true
+		w.set[head] = true
 		return true
 	}
 	n, rest := seq[0], seq[1:]
+	then := func(first ...*syntax.Regexp) []*syntax.Regexp {
+		return append(append([]*syntax.Regexp{}, first...), rest...)
+	}
 	switch n.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return walkPrefixes(rest, head, k, depth+1, set)
+		return w.walk(rest, head, depth+1)
 	case syntax.OpEndText, syntax.OpEndLine:
-		set[head] = true // the match may end here: anything may follow
+		w.set[head] = true // the match may end here: anything may follow
 		return true
 	case syntax.OpLiteral:
-		lit := string(n.Rune)
-		if n.Flags&syntax.FoldCase != 0 || !isASCII(lit) {
-			set[head] = true
+		lit := []byte(string(n.Rune))
+		if n.Flags&syntax.FoldCase != 0 || !isASCII(string(lit)) {
+			w.set[head] = true
 			return true
 		}
-		return walkPrefixes(rest, head+lit, k, depth+1, set)
+		for i, c := range lit {
+			if c == '\n' {
+				lit[i] = ' '
+			}
+		}
+		return w.walk(rest, head+string(lit), depth+1)
 	case syntax.OpCharClass:
-		count := 0
-		for i := 0; i < len(n.Rune); i += 2 {
-			count += int(n.Rune[i+1]-n.Rune[i]) + 1
-		}
-		if count > 16 || n.Rune[len(n.Rune)-1] >= 0x80 {
-			set[head] = true
+		chars, ok := classChars(n.Rune)
+		if !ok {
+			w.set[head] = true
 			return true
 		}
-		for i := 0; i < len(n.Rune); i += 2 {
-			for c := n.Rune[i]; c <= n.Rune[i+1]; c++ {
-				if !walkPrefixes(rest, head+string(c), k, depth+1, set) {
-					return false
-				}
+		for _, c := range chars {
+			if !w.walk(rest, head+string(c), depth+1) {
+				return false
 			}
 		}
 		return true
 	case syntax.OpCapture:
-		return walkPrefixes(append([]*syntax.Regexp{n.Sub[0]}, rest...), head, k, depth+1, set)
+		return w.walk(then(n.Sub[0]), head, depth+1)
 	case syntax.OpConcat:
-		return walkPrefixes(append(append([]*syntax.Regexp{}, n.Sub...), rest...), head, k, depth+1, set)
+		return w.walk(then(n.Sub...), head, depth+1)
 	case syntax.OpAlternate:
 		for _, sub := range n.Sub {
-			if !walkPrefixes(append([]*syntax.Regexp{sub}, rest...), head, k, depth+1, set) {
+			if !w.walk(then(sub), head, depth+1) {
 				return false
 			}
 		}
 		return true
 	case syntax.OpQuest:
-		return walkPrefixes(rest, head, k, depth+1, set) &&
-			walkPrefixes(append([]*syntax.Regexp{n.Sub[0]}, rest...), head, k, depth+1, set)
-	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		// One pass through the body, then anything: a superset.
-		if n.Op == syntax.OpStar || n.Op == syntax.OpRepeat && n.Min == 0 {
-			if !walkPrefixes(rest, head, k, depth+1, set) {
-				return false
+		return w.walk(rest, head, depth+1) && w.walk(then(n.Sub[0]), head, depth+1)
+	case syntax.OpStar, syntax.OpPlus:
+		if minLen(n.Sub[0]) == 0 {
+			w.set[head] = true // each pass may add nothing: accept anything
+			return true
+		}
+		// Unrolled: zero passes (star only), or one and the star again.
+		// Each pass adds a byte to head, so the walk ends at k bytes.
+		star := &syntax.Regexp{Op: syntax.OpStar, Flags: n.Flags, Sub: n.Sub}
+		if n.Op == syntax.OpStar && !w.walk(rest, head, depth+1) {
+			return false
+		}
+		return w.walk(then(n.Sub[0], star), head, depth+1)
+	}
+	w.set[head] = true // anything else (OpRepeat is gone after Simplify): accept any continuation
+	return true
+}
+
+// classChars returns the bytes a character class can match in the
+// matching form, white space read as ' '; false for a class too large to
+// follow or with non-ASCII members.
+func classChars(ranges []rune) ([]byte, bool) {
+	var chars []byte
+	for i := 0; i < len(ranges); i += 2 {
+		if ranges[i+1] >= 0x80 || ranges[i+1]-ranges[i] > 16 {
+			return nil, false
+		}
+		for c := ranges[i]; c <= ranges[i+1]; c++ {
+			switch c {
+			case '\t', '\r', '\v', '\f':
+				continue // never in the matching form
+			case '\n':
+				c = ' '
+			}
+			if !slices.Contains(chars, byte(c)) {
+				chars = append(chars, byte(c))
 			}
 		}
-		return walkPrefixes([]*syntax.Regexp{n.Sub[0]}, head, k, depth+1, set)
+		if len(chars) > 16 {
+			return nil, false
+		}
 	}
-	set[head] = true // anything else: accept any continuation
-	return true
+	return chars, true
+}
+
+// minLen is the length of the shortest string re matches.
+func minLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(string(re.Rune))
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLen(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minLen(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += minLen(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, sub := range re.Sub {
+			if m := minLen(sub); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0
 }
 
 func isASCII(s string) bool {

@@ -14,12 +14,18 @@ type keyword struct {
 // occurrence, in ASCII case-insensitive form, with one table lookup per
 // byte. Bytes that occur in no keyword share one class, which keeps the
 // table small (states × classes).
+//
+// The table holds, for each state and class, the next state's row offset
+// (state*nclass), bit-inverted (negative) when keywords end in that state:
+// the loop then costs a class lookup, an add and a table load per byte,
+// and a sign test finds the rare bytes where a keyword ends.
 type prefilter struct {
 	class    [256]uint8 // byte → class; 0 for bytes in no keyword
 	nclass   int
-	next     []int32 // state*nclass + class → state
-	outStart []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
-	out      []int32 // indexes into keywords
+	starts   []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
+	next     []int32  // state*nclass + class → next state*nclass, ^ that if it has outputs
+	outStart []int32  // keywords ending in state s: out[outStart[s]:outStart[s+1]]
+	out      []int32  // indexes into keywords
 	keywords []keyword
 }
 
@@ -40,6 +46,15 @@ func newPrefilter(keywords []keyword) *prefilter {
 	}
 	for c := 'A'; c <= 'Z'; c++ {
 		p.class[c] = p.class[c+'a'-'A']
+	}
+
+	p.starts = make([]uint64, (p.nclass*p.nclass+63)/64)
+	for _, k := range keywords {
+		if len(k.text) < 2 {
+			panic("secrets: keyword " + k.text + " is shorter than two bytes")
+		}
+		pair := int(p.class[k.text[0]])*p.nclass + int(p.class[k.text[1]])
+		p.starts[pair/64] |= 1 << (pair % 64)
 	}
 
 	// The trie, with goto edges per class; -1 is no edge.
@@ -89,7 +104,13 @@ func newPrefilter(keywords []keyword) *prefilter {
 	p.next = make([]int32, 0, len(trie)*p.nclass)
 	p.outStart = make([]int32, 0, len(trie)+1)
 	for s := range trie {
-		p.next = append(p.next, trie[s]...)
+		for _, t := range trie[s] {
+			row := t * int32(p.nclass)
+			if len(ends[t]) > 0 {
+				row = ^row
+			}
+			p.next = append(p.next, row)
+		}
 		p.outStart = append(p.outStart, int32(len(p.out)))
 		p.out = append(p.out, ends[s]...)
 	}
@@ -113,21 +134,53 @@ type hit struct {
 
 // scan calls found for every occurrence of a keyword, in order of where
 // the occurrence ends. Case-sensitive keywords are checked byte for byte.
+//
+// The automaton runs only from a pair of bytes that begins a keyword, until
+// it is back at its root; in between, a pair test per byte skips the text.
+// That is exact: at the root, no part of a keyword is pending, so the next
+// occurrence begins at a pair that begins a keyword (every keyword has two
+// bytes or more). Each pair test is independent of the last, where each
+// step of the automaton waits for the one before, so most bytes cost far
+// less.
 func (p *prefilter) scan(text string, found func(hit)) {
-	next, class, outStart, nclass := p.next, &p.class, p.outStart, int32(p.nclass)
-	s := int32(0)
-	for i := 0; i < len(text); i++ {
-		s = next[s*nclass+int32(class[text[i]])]
-		if outStart[s] == outStart[s+1] {
+	next, class, starts, nclass := p.next, &p.class, p.starts, p.nclass
+	for i := 0; ; {
+		for ; i+1 < len(text); i++ {
+			pair := int(class[text[i]])*nclass + int(class[text[i+1]])
+			if starts[pair/64]&(1<<(pair%64)) != 0 {
+				break
+			}
+		}
+		if i+1 >= len(text) {
+			return
+		}
+		for row := int32(0); ; {
+			row = next[row+int32(class[text[i]])]
+			if row < 0 {
+				row = ^row
+				p.report(text, i, row, found)
+			}
+			i++
+			if row == 0 {
+				break
+			}
+			if i == len(text) {
+				return
+			}
+		}
+	}
+}
+
+// report calls found for the keywords ending at text[i], the automaton
+// being at row.
+func (p *prefilter) report(text string, i int, row int32, found func(hit)) {
+	s := row / int32(p.nclass)
+	for _, ki := range p.out[p.outStart[s]:p.outStart[s+1]] {
+		k := &p.keywords[ki]
+		start := i + 1 - len(k.text)
+		if k.caseSensitive && !strings.HasPrefix(text[start:], k.text) {
 			continue
 		}
-		for _, ki := range p.out[outStart[s]:outStart[s+1]] {
-			k := &p.keywords[ki]
-			start := i + 1 - len(k.text)
-			if k.caseSensitive && !strings.HasPrefix(text[start:], k.text) {
-				continue
-			}
-			found(hit{start: start, keyword: ki})
-		}
+		found(hit{start: start, keyword: ki})
 	}
 }

@@ -147,6 +147,15 @@ func (r *rule) compile() error {
 		r.run = new([256]bool)
 		addTokenBytes(r.run, parsed)
 	}
+	if r.back > 0 {
+		// Scan skips keywords not preceded by a token byte: that holds only
+		// if a match cannot begin with its keyword.
+		for _, k := range r.keywords {
+			if r.run == nil || strings.HasPrefix(r.pattern, k) {
+				return fmt.Errorf("secrets rule %s: a rule with bytes before its keyword must be a token whose pattern cannot begin with its keyword %q", r.kind, k)
+			}
+		}
+	}
 	return nil
 }
 

@@ -144,6 +144,13 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 		if r.leftBound && r.back == 0 && h.start > 0 && isAlnum(text[h.start-1]) {
 			return
 		}
+		if r.back > 0 && (h.start == 0 || !r.run[text[h.start-1]]) {
+			// Every match of such a rule has bytes of its own before its
+			// keyword (compile checks the pattern does not start with it),
+			// so the keyword occurrence it contains is preceded by a token
+			// byte: "en-us" is no Mailchimp key, and no regexp runs.
+			return
+		}
 		if st == nil {
 			st = d.scratch.Get().(*scanState)
 			st.reset()

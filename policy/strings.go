@@ -1,0 +1,293 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"sync"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// rewriteStrings calls visit with every string value of the JSON text msg
+// (member names are not visited), unescaped, in document order. Where visit
+// returns a different string and true, that string replaces the value,
+// JSON-escaped; every other byte of msg is copied as it was. When nothing is
+// replaced, msg itself is returned: no copy, no allocation.
+//
+// The string visit receives shares memory with msg or with a scratch buffer:
+// it is valid during the call only and must not be kept (the detectors keep
+// no text). That is what makes the common case, a message with nothing to
+// find, cost one pass and no allocation.
+//
+// msg is expected to be valid JSON (the gateway has decoded it); the walker
+// does not validate it. An error means it could not even find the strings:
+// an unterminated string or a bad escape. The error gives an offset, never
+// the text.
+func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, error) {
+	var out []byte // nil until the first replacement
+	copied := 0    // msg[:copied] is in out
+	var scratch *[]byte
+	defer func() {
+		if scratch != nil && cap(*scratch) <= maxPooledScratch {
+			scratches.Put(scratch)
+		}
+	}()
+	for i := 0; ; {
+		open := nextQuote(msg, i)
+		if open < 0 {
+			break
+		}
+		end := nextSpecial(msg, open+1)
+		var s string
+		if end < len(msg) && msg[end] == '"' {
+			s = view(msg[open+1 : end]) // plain ASCII, the common case
+		} else {
+			if scratch == nil {
+				scratch = scratches.Get().(*[]byte)
+			}
+			var err error
+			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
+				return nil, fmt.Errorf("string at byte %d: %v", open, err)
+			}
+			s = view(*scratch)
+		}
+		i = end + 1
+		if memberName(msg, i) {
+			continue
+		}
+		body := msg[open+1 : end]
+		repl, ok := visit(s)
+		if !ok || repl == s {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(msg)+len(repl)-len(body))
+		}
+		out = append(out, msg[copied:open]...)
+		out = appendJSONString(out, repl)
+		copied = end + 1
+	}
+	if out == nil {
+		return msg, nil
+	}
+	return append(out, msg[copied:]...), nil
+}
+
+// scratches hold the unescaped form of strings with escapes (most text
+// content: every line break is one), so that reading them allocates
+// nothing once warm.
+var scratches = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledScratch bounds the scratch kept for reuse: one huge string must
+// not pin its size in memory.
+const maxPooledScratch = 256 << 10
+
+// view returns b as a string without copying. The caller must not change b
+// while the string is in use, nor let the string outlive that use.
+func view(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// nextQuote returns the index of the first quote in msg at or after i, or
+// -1. Between strings there are mostly a few bytes (`":"`, `", "`): a plain
+// loop finds those before a call to IndexByte would have started.
+func nextQuote(msg []byte, i int) int {
+	for end := min(i+16, len(msg)); i < end; i++ {
+		if msg[i] == '"' {
+			return i
+		}
+	}
+	if i < len(msg) {
+		if q := bytes.IndexByte(msg[i:], '"'); q >= 0 {
+			return i + q
+		}
+	}
+	return -1
+}
+
+// memberName reports whether the string that ended just before msg[i] is a
+// member name: in valid JSON, only a name is followed by a colon.
+func memberName(msg []byte, i int) bool {
+	for ; i < len(msg); i++ {
+		switch msg[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// readString reads the JSON string whose body starts at msg[p]: it
+// returns the index of its closing quote, with the string appended to dst
+// as encoding/json reads it (invalid UTF-8 and unpaired surrogates become
+// U+FFFD). Runs of plain ASCII are copied whole.
+func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
+	for {
+		k := nextSpecial(msg, p)
+		dst = append(dst, msg[p:k]...)
+		if k == len(msg) {
+			return 0, nil, fmt.Errorf("not terminated")
+		}
+		switch c := msg[k]; {
+		case c == '"':
+			return k, dst, nil
+		case c == '\\':
+			var err error
+			if p, dst, err = appendEscape(msg, k, dst); err != nil {
+				return 0, nil, err
+			}
+		default:
+			r, size := utf8.DecodeRune(msg[k:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, unicode.ReplacementChar)
+			} else {
+				dst = append(dst, msg[k:k+size]...)
+			}
+			p = k + size
+		}
+	}
+}
+
+// appendEscape appends what the escape at msg[k] stands for to dst and
+// returns the index after it.
+func appendEscape(msg []byte, k int, dst []byte) (int, []byte, error) {
+	if k+1 >= len(msg) {
+		return 0, nil, fmt.Errorf("escape at the end")
+	}
+	switch e := msg[k+1]; e {
+	case '"', '\\', '/':
+		return k + 2, append(dst, e), nil
+	case 'b':
+		return k + 2, append(dst, '\b'), nil
+	case 'f':
+		return k + 2, append(dst, '\f'), nil
+	case 'n':
+		return k + 2, append(dst, '\n'), nil
+	case 'r':
+		return k + 2, append(dst, '\r'), nil
+	case 't':
+		return k + 2, append(dst, '\t'), nil
+	case 'u':
+		r := hex4(msg[k:])
+		if r < 0 {
+			return 0, nil, fmt.Errorf("invalid \\u escape at byte %d", k)
+		}
+		k += 6
+		if utf16.IsSurrogate(r) {
+			if r2 := hex4(msg[k:]); r2 >= 0 {
+				if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
+					return k + 6, utf8.AppendRune(dst, pair), nil
+				}
+			}
+			r = unicode.ReplacementChar
+		}
+		return k, utf8.AppendRune(dst, r), nil
+	}
+	return 0, nil, fmt.Errorf("invalid escape at byte %d", k)
+}
+
+// nextSpecial returns the index of the first byte of b at or after i that
+// is a quote, a backslash or not ASCII; len(b) if there is none. It looks
+// at eight bytes at a time: strings are most of a message, and most of
+// their bytes are plain.
+func nextSpecial(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)
+		s := x ^ ('\\' * ones)
+		// (v-ones)&^v&highs has the high bit of v's first zero byte set
+		// (and maybe of later ones): the lowest bit set is exact.
+		if m := ((q-ones)&^q | (s-ones)&^s | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// hex4 reads the \uXXXX escape at the start of b, or returns -1.
+func hex4(b []byte) rune {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// appendJSONString appends s as a JSON string literal: quotes, backslashes
+// and control characters escaped, invalid UTF-8 as U+FFFD, U+2028 and
+// U+2029 escaped (as encoding/json does, for JavaScript readers); HTML
+// characters are left alone.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			if r == utf8.RuneError {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
