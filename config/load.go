@@ -184,6 +184,9 @@ func (l *loader) load() *Config {
 	if !cfg.Namespace && len(cfg.Enabled()) != 1 {
 		l.addf("namespace", "false is allowed only with exactly one enabled server (found %d): without prefixes, names from several servers could collide", len(cfg.Enabled()))
 	}
+	if !l.hasKey("policies") {
+		cfg.Policies = DefaultPolicies()
+	}
 	if cfg.LockPath == "" {
 		cfg.LockPath = filepath.Join(filepath.Dir(l.file), "mcpgate.lock")
 	}

@@ -485,3 +485,25 @@ func (l *loader) pin(at string, raw json.RawMessage, top bool) (mode, lock strin
 	}
 	return "", ""
 }
+
+// DefaultPolicies are what applies when the config has no "policies" key:
+// secrets redacted in requests and results, prompt injection in results
+// and tool poisoning in lists recorded (the audit trail and the metrics
+// show them; nothing is changed). "policies": [] switches all off.
+func DefaultPolicies() []Policy {
+	return []Policy{
+		{Name: "secrets", Path: "policies (default)", Enabled: true, Action: "redact", On: []string{"requests", "results"}},
+		{Name: "injection", Path: "policies (default)", Enabled: true, Action: "audit", On: []string{"results"}},
+		{Name: "poisoning", Path: "policies (default)", Enabled: true, Action: "audit"},
+	}
+}
+
+// hasKey reports whether the config's top level has key.
+func (l *loader) hasKey(key string) bool {
+	top, err := rawjson.Members(l.data)
+	if err != nil {
+		return false
+	}
+	_, ok := top.Get(key)
+	return ok
+}

@@ -9,7 +9,16 @@ import (
 )
 
 // builtins make each built-in policy from its config entry.
-var builtins = map[string]func(config.Policy, Env) (Policy, error){}
+var builtins = map[string]func(config.Policy, Env) (Policy, error){
+	"secrets":    newSecrets,
+	"pii":        newPII,
+	"injection":  newInjection,
+	"poisoning":  newPoisoning,
+	"paths":      newPaths,
+	"args":       newArgs,
+	"rate_limit": newRateLimit,
+	"exec":       newExec,
+}
 
 // Compile makes the chain a server's config entries describe (see
 // config.Config.EffectivePolicies), in their order. Every problem is

@@ -97,8 +97,8 @@ type Input struct {
 	Name         string
 	UpstreamName string
 	Message      json.RawMessage
-	// Peers, at the List stage of tools, are the tools of every other
-	// server, by server: what a definition may shadow.
+	// Peers, at the List stage of tools, are the tools of every server
+	// (this one's too), by server: what a definition may shadow.
 	Peers map[string][]string
 }
 

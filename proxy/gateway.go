@@ -246,6 +246,7 @@ func (g *Gateway) Close() error {
 		}()
 	}
 	wg.Wait()
+	g.closePolicies()
 	return g.audit.close()
 }
 

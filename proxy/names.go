@@ -206,16 +206,14 @@ func splitPrefixed(name string, byName map[string]*upstream) (*upstream, string,
 	return up, rest, ok
 }
 
-// peersOf is every other server's tools, by server, as far as they are
-// known: what a tool definition of up may shadow.
+// peersOf is every server's tools, by server, as far as they are known:
+// what a tool definition of up may shadow. up's own are in it too, so that
+// a definition naming its own server's tools is not taken for shadowing.
 func (t *nameTable) peersOf(up *upstream) map[string][]string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	peers := map[string][]string{}
 	for other, items := range t.known[kindTools] {
-		if other == up {
-			continue
-		}
 		names := make([]string, len(items))
 		for i, it := range items {
 			names[i] = it.shownName()

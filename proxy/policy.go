@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -120,7 +121,38 @@ func (s *session) checkRequest(ctx context.Context, rt route, k kind, method, na
 		rec.Decisions = append(rec.Decisions, d.record)
 		return nil, d
 	}
-	return s.runChain(ctx, sp.chain, policy.Request, rt, k, method, name, params, rec)
+	out, err := s.runChain(ctx, sp.chain, policy.Request, rt, k, method, name, params, rec)
+	if err == nil && !sameTarget(out, params, method) {
+		// A policy that changes params must not change where they go: the
+		// route was decided on the name the client gave.
+		d := &denial{policy.Record{Policy: "mcpgate", Action: "deny", Where: "request", Reason: fmt.Sprintf("a policy changed which %s this request names; it is refused rather than sent elsewhere", kindNoun[k])}}
+		rec.Decisions = append(rec.Decisions, d.record)
+		return nil, d
+	}
+	return out, err
+}
+
+// sameTarget reports whether modified params still name what params did
+// (the tool or prompt name, the URI, the completion's ref).
+func sameTarget(out, params json.RawMessage, method string) bool {
+	if string(out) == string(params) {
+		return true
+	}
+	key := map[string]string{methodToolsCall: "name", methodPromptsGet: "name", methodResourcesRead: "uri"}[method]
+	if key == "" {
+		ref := func(p json.RawMessage) string {
+			ms, err := rawjson.Members(p)
+			if err != nil {
+				return ""
+			}
+			v, _ := ms.Get("ref")
+			return string(v)
+		}
+		return ref(out) != "" && ref(out) == ref(params)
+	}
+	_, before, err1 := stringParam(params, key)
+	_, after, err2 := stringParam(out, key)
+	return err1 == nil && err2 == nil && before == after
 }
 
 // checkResult runs a server's policies on the answer to a routed request.
@@ -149,8 +181,8 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 	switch {
 	case stage == policy.Request && (denied != nil || found && string(out) == string(msg)):
 		rec.paramsHeld = true
-	case stage == policy.Request:
-		rec.Params = out
+	case stage == policy.Request && string(out) != string(msg):
+		rec.Params = out // as it went on, redacted (and named as the server knows it)
 	case denied != nil || found && string(out) == string(msg):
 		rec.resultHeld = true
 	}
@@ -359,4 +391,19 @@ type pinReport struct {
 	up   *upstream
 	k    kind
 	name string
+}
+
+// closePolicies ends what policies keep running (an exec policy's
+// persistent program).
+func (g *Gateway) closePolicies() {
+	for _, u := range g.upstreams {
+		if u.policies == nil {
+			continue
+		}
+		for _, p := range u.policies.chain {
+			if c, ok := p.(io.Closer); ok {
+				c.Close()
+			}
+		}
+	}
 }
