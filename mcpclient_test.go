@@ -31,6 +31,7 @@ import (
 //
 //	send JSON            send one message
 //	send-many N JSON     send the same message N times (a flood)
+//	send-env JSON        send one message, with $VAR and ${VAR} from the environment expanded
 //	init [VERSION [CAPS]] initialize (default 2025-11-25, capabilities {}) and send initialized; prints nothing
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
@@ -118,6 +119,8 @@ func mcpClientMain(args []string) int {
 		switch verb {
 		case "send":
 			err = t.send(rest)
+		case "send-env":
+			err = t.send(os.ExpandEnv(rest))
 		case "send-many":
 			var n int
 			count, msg, _ := strings.Cut(rest, " ")

@@ -48,15 +48,18 @@ func Compile(specs []config.Policy, env Env) (Chain, error) {
 	return chain, nil
 }
 
-// asProblem turns a constructor's error into a config problem; one that
-// already names its field keeps it.
+// asProblem turns a constructor's error into a config problem. An error
+// that starts with the field it is about ("policies[0].kinds: ...") keeps
+// that field as the problem's path.
 func asProblem(spec config.Policy, err error) config.Problem {
-	var p config.Problem
 	if pp, ok := err.(config.Problem); ok {
 		return pp
 	}
-	p.Path, p.Msg = spec.Path, err.Error()
-	return p
+	msg := err.Error()
+	if path, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(path, spec.Path) && !strings.Contains(path, " ") {
+		return config.Problem{Path: path, Msg: rest}
+	}
+	return config.Problem{Path: spec.Path, Msg: msg}
 }
 
 func builtinNames() []string {
