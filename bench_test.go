@@ -116,3 +116,19 @@ func writeFile(b *testing.B, dir, name, content string) string {
 	}
 	return path
 }
+
+// BenchmarkToolCallPolicies: a tools/call whose result is 4 KB of text,
+// through mcpgate with no policy and with the default set (secrets
+// redacted, injection and poisoning audited): the set should cost at most
+// a fifth more.
+func BenchmarkToolCallPolicies(b *testing.B) {
+	dir := b.TempDir()
+	text := strings.Repeat("The deployment finished; 42 pods are ready and the service answers on port 8080. ", 60)[:4096]
+	spec := writeFile(b, dir, "text.json", fmt.Sprintf(`{"name": "text", "tools": [{"name": "text", "do": {"text": %q}}]}`, text))
+	for _, c := range []struct{ name, policies string }{{"none", `, "policies": []`}, {"default-set", ``}} {
+		gate := writeFile(b, dir, c.name+".json", fmt.Sprintf(`{"mcpServers": {"fake": {"command": "fakeupstream", "args": [%q]}}%s}`, spec, c.policies))
+		b.Run(c.name, func(b *testing.B) {
+			benchCalls(b, "fake__text", json.RawMessage(`{}`), "mcpgate", "-config", gate, "-log-level", "error")
+		})
+	}
+}
