@@ -83,7 +83,7 @@ func TestOptionsDisable(t *testing.T) {
 }
 
 func TestKindsDocumented(t *testing.T) {
-	snippet, err := os.ReadFile("README-snippet.md")
+	snippet, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestKindsDocumented(t *testing.T) {
 		}
 		seen[k.Name] = true
 		if !strings.Contains(string(snippet), "`"+k.Name+"`") {
-			t.Errorf("README-snippet.md does not list kind %q", k.Name)
+			t.Errorf("README.md does not list kind %q", k.Name)
 		}
 	}
 }

@@ -151,13 +151,13 @@ func TestKindsDescribeEveryRule(t *testing.T) {
 // TestReadmeSnippetListsEveryKind keeps the proposed README text in step
 // with Kinds.
 func TestReadmeSnippetListsEveryKind(t *testing.T) {
-	data, err := os.ReadFile("README-snippet.md")
+	data, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range Kinds() {
 		if !strings.Contains(string(data), "`"+k.Name+"`") {
-			t.Errorf("README-snippet.md does not list kind %s", k.Name)
+			t.Errorf("README.md does not list kind %s", k.Name)
 		}
 	}
 }
