@@ -26,6 +26,7 @@ type holdingServer struct {
 	once    sync.Once
 
 	mu      sync.Mutex
+	wasFull bool
 	held    int
 	maxHeld int
 	posts   map[string]int // by method
@@ -60,7 +61,8 @@ func (h *holdingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		h.held++
 		h.maxHeld = max(h.maxHeld, h.held)
-		if h.held == h.fullAt {
+		if h.held == h.fullAt && !h.wasFull {
+			h.wasFull = true // held may come back to fullAt later: close once
 			close(h.full)
 		}
 		h.mu.Unlock()
