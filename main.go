@@ -5,6 +5,7 @@
 //	mcpgate check [-config FILE]      connect to every upstream and report
 //	mcpgate tools [-config FILE]      list the aggregated tools
 //	mcpgate demo                      see it work, no config needed
+//	mcpgate audit verify FILE...      check the audit trail's hash chain
 //	mcpgate version
 package main
 
@@ -43,6 +44,7 @@ Usage:
   mcpgate check [flags]        validate the config and connect to every upstream
   mcpgate tools [flags]        list the aggregated tools and their servers
   mcpgate demo                 run against two built-in servers and show what happens
+  mcpgate audit verify FILE... check that audit files hold an unbroken hash chain
   mcpgate version              print the version
 
 Run "mcpgate COMMAND -h" for a command's flags.
@@ -59,6 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runTools(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
+		case "audit":
+			return runAudit(args[1:], stdout, stderr)
 		case demoServerCommand:
 			return runDemoServer(args[1:], stdin, stdout, stderr)
 		case "version":
