@@ -71,7 +71,11 @@ func printReport(w io.Writer, rep *auditchain.Report) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "verified: %d records in %d files; last hash %s\n", rep.Records, len(rep.Files), rep.LastHash)
+	files := "files"
+	if len(rep.Files) == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(w, "verified: %d records in %d %s; last hash %s\n", rep.Records, len(rep.Files), files, rep.LastHash)
 }
 
 // expandFiles expands the arguments that are glob patterns naming no file

@@ -135,3 +135,22 @@ func TestResponseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditEvent: an event record holds its fields in order, encoded as
+// JSON, with every string redacted like any record.
+func TestAuditEvent(t *testing.T) {
+	var out bytes.Buffer
+	a := &auditLog{w: auditchain.NewStream(&out, auditchain.Options{}), log: slog.New(slog.DiscardHandler), redact: redactTok}
+	a.event("upstream_disconnected", "server", "fs", "reason", "GET https://x/tok/en<1>: refused", "restarts", 2, "fields", []string{"description"})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("lines:\n%s\nwant a header and the event", out.String())
+	}
+	_, rest, _ := strings.Cut(lines[1], `","time":"`)
+	_, rest, _ = strings.Cut(rest, `",`)
+	if want := `"event":"upstream_disconnected","server":"fs","reason":"GET https://x/${TOKEN}: refused","restarts":2,"fields":["description"]}`; rest != want {
+		t.Errorf("event = %s\nwant    …%s", lines[1], want)
+	}
+	var nilLog *auditLog
+	nilLog.event("session_opened", "session", "s") // no audit trail: nothing, no panic
+}
