@@ -4,37 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// Sync says when appended records are flushed to the disk (fsync). Every
-// mode writes each record to the file before Append returns: a crash of
-// the process loses nothing; Sync decides what a crash of the machine may.
-type Sync int
-
-const (
-	// SyncBatch flushes at most every BatchInterval, from a goroutine of
-	// the Writer's, off the appender's path. The zero value.
-	SyncBatch Sync = iota
-	// SyncAlways returns from Append once the record is on the disk.
-	// Appends that run at once share one fsync.
-	SyncAlways
-	// SyncNone leaves flushing to the operating system.
-	SyncNone
-)
-
-// BatchInterval is the least time between two flushes with SyncBatch.
-const BatchInterval = 100 * time.Millisecond
-
-// lockWait bounds how long an Append waits for another process that
-// writes the same file to finish its own.
-const lockWait = 5 * time.Second
 
 // Options tune a Writer. The zero value: flushed in batches, never rotated.
 type Options struct {
@@ -140,9 +115,9 @@ func NewStream(out io.Writer, opts Options) *Writer {
 }
 
 // Open returns a Writer that appends to the file at path, created (0600)
-// if need be. An existing file that is a chain is continued; one that is
-// not (an older mcpgate's trail) is moved aside, as a rotation would, and
-// a new chain starts.
+// if need be. An existing file that is a chain is continued; an older
+// mcpgate's trail (JSON lines without a chain) is moved aside, as a
+// rotation would, and a new chain starts; anything else is refused.
 func Open(path string, opts Options) (*Writer, error) {
 	w := newWriter(opts)
 	w.path = path
@@ -162,16 +137,23 @@ func Open(path string, opts Options) (*Writer, error) {
 	}
 	if lockable {
 		lf, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			w.opts.Log.Warn("audit trail: no lock file, so other mcpgate processes writing the same file would break its chain", "err", err)
+		if err == nil {
+			w.lockFile = lf
+			err = w.lock()
+			if errors.Is(err, errLockBusy) {
+				w.closeFiles()
+				return nil, err
+			}
+			if err != nil { // a file system without locks (some network mounts)
+				lf.Close()
+				w.lockFile = nil
+			}
 		}
-		w.lockFile = lf
+		if err != nil {
+			w.opts.Log.Warn("audit trail: the lock file cannot be used, so other mcpgate processes writing the same file would break its chain", "err", err)
+		}
 	}
-	if err := w.lock(); err != nil {
-		w.closeFiles()
-		return nil, err
-	}
-	err = w.loadState()
+	err = w.loadState() // the lock taken above
 	w.unlock()
 	if err != nil {
 		w.closeFiles()
@@ -299,278 +281,6 @@ func (w *Writer) Failing() bool { return w.failing.Load() }
 
 // Failures counts the records lost, ever.
 func (w *Writer) Failures() uint64 { return w.failures.Load() }
-
-// lock takes the lock other processes writing the file take too. flock
-// cannot be given a deadline, and one process stuck (a hung disk) must not
-// stall this one for ever: it is tried without blocking, again and again
-// for up to lockWait. Another process holds it for one write, so the first
-// try or one soon after gets it.
-func (w *Writer) lock() error {
-	if w.lockFile == nil {
-		return nil
-	}
-	deadline := time.Now().Add(lockWait)
-	pause := 20 * time.Microsecond
-	for {
-		ok, err := tryLock(w.lockFile)
-		if err != nil {
-			return fmt.Errorf("locking %s: %w", w.lockFile.Name(), err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("another process has held %s for %v: is another mcpgate stuck writing the audit trail?", w.lockFile.Name(), lockWait)
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 5*time.Millisecond)
-	}
-}
-
-func (w *Writer) unlock() {
-	if w.lockFile != nil {
-		unlock(w.lockFile)
-	}
-}
-
-// follow brings w up to date with the file at path, which another process
-// may have written to, or rotated (path then names a new file). w.mu and
-// the lock held.
-func (w *Writer) follow() error {
-	ours, err := w.file.Stat()
-	if err != nil {
-		return err
-	}
-	if ours.Size() != w.size {
-		// Another process wrote: the chain goes on from its last line.
-		if err := w.loadTail(ours.Size()); err != nil {
-			return err
-		}
-	}
-	now, err := os.Stat(w.path)
-	if err == nil && os.SameFile(ours, now) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	// Rotated by another process (its new file is there, with its header),
-	// or moved away by someone else (a new file is started).
-	f, err := openFile(w.path)
-	if err != nil {
-		return err
-	}
-	w.file.Close()
-	w.file, w.out = f, f
-	return w.loadState()
-}
-
-// loadState reads where the file at w.file stands: its header, and its
-// last record. A file that is not a chain is moved aside. w.mu and the
-// lock held.
-func (w *Writer) loadState() error {
-	fi, err := w.file.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
-	w.size, w.torn, w.headerEnd, w.started, w.needHeader = size, false, 0, time.Time{}, false
-	h, end, s, err := readStart(w.file, size)
-	if err != nil {
-		return err
-	}
-	switch s {
-	case startEmpty:
-		w.needHeader = true
-		return nil
-	case startForeign:
-		return w.moveForeign()
-	case startFragments:
-		w.needHeader = true
-	case startHeader:
-		w.headerEnd, w.started = end, h.Time
-	}
-	return w.loadTail(size)
-}
-
-// loadTail finds the file's last record, the one the next line links to.
-func (w *Writer) loadTail(size int64) error {
-	hash, ok, err := lastRecord(w.file, size)
-	if err != nil {
-		return err
-	}
-	if ok {
-		w.last = hash
-	}
-	w.size, w.torn = size, false
-	if size > 0 {
-		var b [1]byte
-		if _, err := w.file.ReadAt(b[:], size-1); err != nil {
-			return err
-		}
-		w.torn = b[0] != '\n'
-	}
-	return nil
-}
-
-// moveForeign moves aside a file that is not a chain (an older mcpgate's
-// trail), so that the chain starts in a file of its own.
-func (w *Writer) moveForeign() error {
-	name, err := freeRotatedName(w.path, w.now())
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(w.path, name); err != nil {
-		return fmt.Errorf("the file is not an audit chain (written by an older mcpgate?) and could not be moved aside: %w", err)
-	}
-	w.opts.Log.Warn("audit trail: the file was not an audit chain (written by an older mcpgate?); moved aside, a new chain starts", "moved_to", name)
-	f, err := openFile(w.path)
-	if err != nil {
-		return err
-	}
-	w.file.Close()
-	w.file, w.out = f, f
-	w.previousFile, w.last = filepath.Base(name), Genesis
-	w.size, w.torn, w.headerEnd, w.started, w.needHeader = 0, false, 0, time.Time{}, true
-	return nil
-}
-
-// rotationDue reports whether a line of about n bytes written at now is
-// to start a new file. A file with nothing but its header is never
-// rotated: it takes one record, however large.
-func (w *Writer) rotationDue(n int, now time.Time) bool {
-	if w.headerEnd == 0 || w.size <= w.headerEnd {
-		return false
-	}
-	return w.opts.MaxBytes > 0 && w.size+int64(n) > w.opts.MaxBytes ||
-		w.opts.MaxAge > 0 && now.Sub(w.started) >= w.opts.MaxAge
-}
-
-func (w *Writer) rotateOrLog(now time.Time) {
-	err := w.rotate(now)
-	if err != nil && !w.rotateFailed {
-		w.opts.Log.Error("audit trail: rotation failed; records go on in the current file", "err", err)
-	}
-	if err == nil && w.rotateFailed {
-		w.opts.Log.Info("audit trail: rotation works again")
-	}
-	w.rotateFailed = err != nil
-}
-
-// rotate gives the file its rotated name and starts a new one at path,
-// whose header links to the last line of the old one. w.mu and the lock
-// held: no other process writes meanwhile.
-func (w *Writer) rotate(now time.Time) error {
-	name, err := freeRotatedName(w.path, now)
-	if err != nil {
-		return err
-	}
-	if w.opts.Sync != SyncNone {
-		// The old file whole on the disk before a new one links to it.
-		if err := w.file.Sync(); err != nil {
-			return fmt.Errorf("fsync before rotating: %w", err)
-		}
-		storeMax(&w.synced, w.seq)
-	}
-	if err := os.Rename(w.path, name); err != nil {
-		return err
-	}
-	f, err := openFile(w.path)
-	if err != nil {
-		// The next Append finds nothing at path and starts a file there.
-		w.previousFile = filepath.Base(name)
-		return err
-	}
-	w.file.Close()
-	w.file, w.out = f, f
-	w.previousFile = filepath.Base(name)
-	w.size, w.torn, w.headerEnd, w.started, w.needHeader = 0, false, 0, time.Time{}, true
-	if w.opts.Sync == SyncAlways {
-		syncDir(filepath.Dir(w.path)) // the renaming on the disk too; best effort
-	}
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
-
-// syncTo returns once line seq is on the disk, flushing the file if no
-// flush since has covered it.
-func (w *Writer) syncTo(seq uint64) error {
-	w.syncMu.Lock()
-	defer w.syncMu.Unlock()
-	if w.synced.Load() >= seq {
-		return nil
-	}
-	w.mu.Lock()
-	f, upTo := w.file, w.seq
-	w.mu.Unlock()
-	err := f.Sync()
-	if errors.Is(err, os.ErrClosed) {
-		err = nil // rotated meanwhile: the rotation flushed it
-	}
-	if err == nil {
-		storeMax(&w.synced, upTo)
-	}
-	return err
-}
-
-func storeMax(v *atomic.Uint64, n uint64) {
-	for {
-		old := v.Load()
-		if old >= n || v.CompareAndSwap(old, n) {
-			return
-		}
-	}
-}
-
-// flushLoop flushes the file after writes, at most every w.interval, until
-// Close.
-func (w *Writer) flushLoop() {
-	defer close(w.stopped)
-	for {
-		select {
-		case <-w.dirty:
-		case <-w.stop:
-			return
-		}
-		w.syncMu.Lock()
-		err := w.flushLocked()
-		if err != nil && !w.flushFailed {
-			w.opts.Log.Error("audit trail: fsync failed: records written since the last one may not survive a crash of the machine", "err", err)
-		} else if err == nil && w.flushFailed {
-			w.opts.Log.Info("audit trail: fsync works again")
-		}
-		w.flushFailed = err != nil
-		w.syncMu.Unlock()
-		t := time.NewTimer(w.interval)
-		select {
-		case <-t.C:
-		case <-w.stop:
-			t.Stop()
-			return
-		}
-	}
-}
-
-// flushLocked flushes everything written so far. w.syncMu held.
-func (w *Writer) flushLocked() error {
-	w.mu.Lock()
-	f, upTo := w.file, w.seq
-	w.mu.Unlock()
-	err := f.Sync()
-	if errors.Is(err, os.ErrClosed) {
-		err = nil
-	}
-	if err == nil {
-		storeMax(&w.synced, upTo)
-	}
-	return err
-}
 
 // Close flushes the file (unless SyncNone) and closes it. A stream is
 // left open: it is its owner's.

@@ -104,6 +104,19 @@ func TestWriterMovesAsideAForeignFile(t *testing.T) {
 	}
 }
 
+// TestWriterRefusesAForeignFile: a file that is not a trail at all (a
+// mistaken audit.path) is neither written into nor moved.
+func TestWriterRefusesAForeignFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(path, []byte("my notes\n"), 0o600)
+	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "holds something other than an audit trail") {
+		t.Errorf("Open = %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "my notes\n" {
+		t.Errorf("the file was changed: %q", b)
+	}
+}
+
 // TestWriterTwoProcesses: writers that share a file (mcpgate once per
 // client, one config) take turns, through rotations too: one chain.
 func TestWriterTwoProcesses(t *testing.T) {
@@ -262,5 +275,19 @@ func TestWriterRecords(t *testing.T) {
 		if !json.Valid([]byte(l)) {
 			t.Errorf("not JSON: %s", l)
 		}
+	}
+}
+
+// TestWriterAfterACutHeader: a file whose header was cut short (the disk
+// filled, or mcpgate was killed, as it began) gets its header next time.
+func TestWriterAfterACutHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	os.WriteFile(path, Link(Genesis, Header{Host: "h"}.record())[:30], 0o600)
+	w := mustOpen(t, path, Options{Sync: SyncNone})
+	appendN(t, w, 0, 2)
+	w.Close()
+	rep := mustVerify(t, []string{path}, 3)
+	if len(rep.Notes) != 1 || rep.Notes[0].Line != 1 || !rep.Files[0].Genesis {
+		t.Errorf("report = %+v; want the cut header noted, and the chain from Genesis", rep)
 	}
 }
