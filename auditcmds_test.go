@@ -12,6 +12,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// The audit trail's script commands, registered here so that the list in
+// main_test.go stays as it is.
+func init() {
+	scriptCmds["edit-line"] = cmdEditLine
+	scriptCmds["audit-answered"] = cmdAuditAnswered
+}
+
 // cmdEditLine: edit-line FILE N OP — changes line N (from 1) of FILE, as
 // someone tampering with an audit trail would: "delete"; "swap" (with line
 // N+1); "replace OLD NEW" (the first OLD in it); "cut BYTES" (it keeps its

@@ -35,17 +35,15 @@ func TestMain(m *testing.M) {
 
 // scriptCmds are the commands scripts run in the test process.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"alive":          cmdAlive,
-	"count-lines":    cmdCountLines,
-	"freeport":       cmdFreePort,
-	"waitfile":       cmdWaitFile,
-	"waithttp":       cmdWaitHTTP,
-	"waithttp-any":   cmdWaitHTTPAny,
-	"touch":          cmdTouch,
-	"envfile":        cmdEnvFile,
-	"rss-below":      cmdRSSBelow,
-	"edit-line":      cmdEditLine,
-	"audit-answered": cmdAuditAnswered,
+	"alive":        cmdAlive,
+	"count-lines":  cmdCountLines,
+	"freeport":     cmdFreePort,
+	"waitfile":     cmdWaitFile,
+	"waithttp":     cmdWaitHTTP,
+	"waithttp-any": cmdWaitHTTPAny,
+	"touch":        cmdTouch,
+	"envfile":      cmdEnvFile,
+	"rss-below":    cmdRSSBelow,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
