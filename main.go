@@ -5,6 +5,7 @@
 //	mcpgate check [-config FILE]      connect to every upstream and report
 //	mcpgate tools [-config FILE]      list the aggregated tools
 //	mcpgate demo                      see it work, no config needed
+//	mcpgate audit verify FILE...      check the audit trail's hash chain
 //	mcpgate version
 package main
 
@@ -44,6 +45,7 @@ Usage:
   mcpgate tools [flags]        list the aggregated tools and their servers
   mcpgate lock [flags]         pin the servers' tool and prompt definitions (-diff, -update)
   mcpgate demo                 run against two built-in servers and show what happens
+  mcpgate audit verify FILE... check that audit files hold an unbroken hash chain
   mcpgate version              print the version
 
 Run "mcpgate COMMAND -h" for a command's flags.
@@ -62,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runLock(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
+		case "audit":
+			return runAudit(args[1:], stdout, stderr)
 		case demoServerCommand:
 			return runDemoServer(args[1:], stdin, stdout, stderr)
 		case "version":

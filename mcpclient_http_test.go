@@ -32,6 +32,7 @@ type httpTransport struct {
 	protocol string
 	headers  map[string]string
 	endpoint string // legacy: where to POST
+	loaded   int    // requests sent by load lines, for their ids
 }
 
 func newHTTPTransport(c *client, rawURL string, legacy bool) (*httpTransport, error) {
@@ -281,6 +282,15 @@ func (t *httpTransport) verb(name, rest string) error {
 			<-t.ctx.Done()
 			resp.Body.Close()
 		}()
+	case "load":
+		var n, parallel int
+		fields := strings.SplitN(rest, " ", 3)
+		if len(fields) != 3 {
+			return errors.New("load N PARALLEL JSON")
+		}
+		fmt.Sscan(fields[0], &n)
+		fmt.Sscan(fields[1], &parallel)
+		return t.load(n, parallel, fields[2])
 	case "delete":
 		resp, err := http.DefaultClient.Do(t.newRequest(http.MethodDelete, t.url, nil))
 		if err != nil {
@@ -292,6 +302,88 @@ func (t *httpTransport) verb(name, rest string) error {
 		return fmt.Errorf("unknown verb %q", name)
 	}
 	return nil
+}
+
+// load sends n copies of the request template, each with an id of its own
+// ("load-1", … counting on across load lines), parallel at a time, and
+// prints each answer as it arrives. It stops at the first request that
+// gets no answer (the server went away).
+func (t *httpTransport) load(n, parallel int, template string) error {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(template), &msg); err != nil {
+		return err
+	}
+	base := t.loaded
+	t.loaded += n
+	ctx, cancel := context.WithCancel(t.ctx)
+	defer cancel()
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := 1; i <= n; i++ {
+			select {
+			case next <- base + i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var mu sync.Mutex // orders printing; guards firstErr
+	var firstErr error
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for i := range next {
+				answer, err := t.loadOne(ctx, msg, fmt.Sprintf("load-%d", i))
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				if err == nil {
+					fmt.Println(string(answer))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("load stopped: %v", firstErr)
+	}
+	return nil
+}
+
+// loadOne sends msg with id and returns its answer, canonical.
+func (t *httpTransport) loadOne(ctx context.Context, msg map[string]json.RawMessage, id string) ([]byte, error) {
+	m := maps.Clone(msg)
+	m["id"], _ = json.Marshal(id)
+	body, _ := json.Marshal(m)
+	req := t.newRequest(http.MethodPost, t.url, body).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var answer []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		readEvents(resp.Body, func(_ string, data []byte) {
+			if matches(data, "id", fmt.Sprintf("%q", id)) {
+				answer = data
+			}
+		})
+	} else {
+		answer, _ = io.ReadAll(resp.Body)
+	}
+	if answer == nil {
+		return nil, fmt.Errorf("no answer to %s", id)
+	}
+	return canonical(answer)
 }
 
 func (t *httpTransport) end() bool {

@@ -60,6 +60,9 @@ import (
 //	listen               open the GET stream for messages not tied to a request
 //	listen-unread        open the GET stream and never read it (a client that stalls)
 //	delete               DELETE the session and print the status
+//	load N P JSON        send N copies of the request JSON, P at a time, each with an
+//	                     id of its own ("load-1", …), printing each answer as it comes;
+//	                     fails at the first request that gets none (the server went away)
 //
 // Each printed message is canonical JSON (sorted keys), one per line; an HTTP
 // answer that is not 200 or 202 prints as "HTTP STATUS: BODY", and a request

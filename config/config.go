@@ -50,6 +50,9 @@ type Config struct {
 	// Warnings are things worth telling the operator that do not stop a run
 	// (an ignored key that looks like a typo of ours, a client-only key).
 	Warnings []string
+	// File and SHA256 name the config as Load read it: the audit trail
+	// records which config was in force. Empty for a config built by hand.
+	File, SHA256 string
 
 	redactor *redactor // see Redact; nil: nothing to hide
 }
@@ -156,7 +159,25 @@ const (
 type Audit struct {
 	Path          string // empty: no audit trail
 	IncludeBodies bool
+	// MaxBytes and MaxAge rotate the file: the next record after it
+	// reached either goes to a new file. Zero: no limit.
+	MaxBytes int64
+	MaxAge   time.Duration
+	// Sync is SyncAlways, SyncBatch or SyncNone. Empty: SyncBatch.
+	Sync string
 }
+
+// Audit sync modes: when records are flushed to the disk (fsync). Every
+// mode writes a record to the file before the response leaves.
+const (
+	SyncAlways = "always" // before the response leaves
+	SyncBatch  = "batch"  // at most every 100 ms, off the request path
+	SyncNone   = "none"   // when the operating system chooses
+)
+
+// MinAuditMaxBytes is the least audit.max_bytes: a smaller file could not
+// hold a header and a record.
+const MinAuditMaxBytes = 1024
 
 // Transport types.
 const (
@@ -212,6 +233,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.HTTP.MaxSessions <= 0 {
 		c.HTTP.MaxSessions = DefaultMaxSessions
+	}
+	if c.Audit.Sync == "" {
+		c.Audit.Sync = SyncBatch
 	}
 	for i := range c.Servers {
 		c.Servers[i].setDefaults()

@@ -3,12 +3,15 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,7 +69,9 @@ var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "heade
 // config file still loads.
 var clientOnlyServerKeys = []string{"autoApprove", "alwaysAllow", "envFile", "dev", "description", "gallery", "version"}
 
-var auditKeys = []string{"path", "include_bodies"}
+var auditKeys = []string{"path", "include_bodies", "max_bytes", "max_age", "sync"}
+
+var syncModes = []string{SyncAlways, SyncBatch, SyncNone}
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -88,6 +93,8 @@ func Load(data []byte, file string, lookup LookupFunc) (*Config, error) {
 		cfg.Warnings[i] = r.redact(cfg.Warnings[i])
 	}
 	cfg.redactor = r
+	sum := sha256.Sum256(data)
+	cfg.File, cfg.SHA256 = file, hex.EncodeToString(sum[:])
 	return cfg, nil
 }
 
@@ -465,6 +472,18 @@ func (l *loader) audit(raw json.RawMessage) Audit {
 			}
 		case "include_bodies":
 			l.decode(path, m.Value, &a.IncludeBodies)
+		case "max_bytes":
+			if l.decode(path, m.Value, &a.MaxBytes) && a.MaxBytes < MinAuditMaxBytes {
+				l.addf(path, "must be at least %d (leave it out for no limit)", MinAuditMaxBytes)
+			}
+		case "max_age":
+			if d, ok := l.duration(path, m.Value); ok {
+				a.MaxAge = d
+			}
+		case "sync":
+			if l.decode(path, m.Value, &a.Sync) && !contains(syncModes, a.Sync) {
+				l.addf(path, "%s", badChoice(a.Sync, syncModes))
+			}
 		default:
 			l.unknown(path, m.Key, auditKeys)
 		}
@@ -473,6 +492,19 @@ func (l *loader) audit(raw json.RawMessage) Audit {
 		l.addf("audit.path", "missing: where to write the audit trail")
 	}
 	return a
+}
+
+// badChoice says that value is not one of choices, suggesting the closest.
+func badChoice(value string, choices []string) string {
+	quoted := make([]string, len(choices))
+	for i, c := range choices {
+		quoted[i] = strconv.Quote(c)
+	}
+	msg := fmt.Sprintf("%q is not one of %s", value, strings.Join(quoted, ", "))
+	if s := suggest(value, choices); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 func (l *loader) unknown(path, key string, known []string) {
@@ -496,7 +528,7 @@ func jsonKind(v any) string {
 	switch v.(type) {
 	case *bool:
 		return "true or false"
-	case *int:
+	case *int, *int64:
 		return "a whole number"
 	case *[]json.RawMessage:
 		return "an array"

@@ -4,18 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/auditchain"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/policy"
 )
 
-// auditRecord is one line of the audit trail: one client request.
+// auditRecord is one line of the audit trail: one client request. Other
+// lines (event) say what else happened; the chain adds "prev" to each.
 type auditRecord struct {
 	Time       string          `json:"time"`
 	Session    string          `json:"session"`
@@ -46,40 +46,45 @@ type auditError struct {
 	Message string `json:"message"`
 }
 
-// auditLog appends records to a file, one write per record, so records of
-// concurrent requests never interleave.
+// auditLog writes the audit trail: a hash chain of records (see package
+// auditchain), one write per record, so records of concurrent requests
+// never interleave.
 //
 // A failed write (a full disk, a lost mount) does not stop the gateway:
 // requests go on being served, and the records are lost until writes
 // succeed again. Refusing requests instead would let a full disk take every
 // tool away from every client; the operator hears of it instead: logged
-// once per episode (and once when it ends), counted in /metrics, reported
-// by /readyz, and Close returns an error (so mcpgate exits with status 1).
+// once per episode (and once when it ends, and in the trail itself),
+// counted in /metrics, reported by /readyz, and Close returns an error (so
+// mcpgate exits with status 1).
 type auditLog struct {
-	bodies   bool
-	log      *slog.Logger
-	redact   func(string) string // applied to every string in a record
-	failures atomic.Uint64       // records not written in full, ever
-	failing  atomic.Bool         // the last write failed
-
-	mu   sync.Mutex // serialises writes; held only for one write
-	w    io.WriteCloser
-	torn bool // guarded by mu: the file may end mid-record, after a short write
-	lost int  // guarded by mu: records lost in the current episode
+	bodies bool
+	log    *slog.Logger
+	redact func(string) string // applied to every string in a record
+	w      *auditchain.Writer
 }
 
-func openAudit(path string, bodies bool, log *slog.Logger, redact func(string) string) (*auditLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+func openAudit(cfg config.Audit, log *slog.Logger, redact func(string) string) (*auditLog, error) {
+	w, err := auditchain.Open(cfg.Path, chainOptions(cfg, log))
 	if err != nil {
 		return nil, fmt.Errorf("audit.path: %w", err)
 	}
-	return newAuditLog(f, bodies, log, redact), nil
+	return &auditLog{w: w, bodies: cfg.IncludeBodies, log: log, redact: redact}, nil
 }
 
-func newAuditLog(w io.WriteCloser, bodies bool, log *slog.Logger, redact func(string) string) *auditLog {
-	return &auditLog{w: w, bodies: bodies, log: log, redact: redact}
+func chainOptions(cfg config.Audit, log *slog.Logger) auditchain.Options {
+	opts := auditchain.Options{MaxBytes: cfg.MaxBytes, MaxAge: cfg.MaxAge, Log: log}
+	switch cfg.Sync {
+	case config.SyncAlways:
+		opts.Sync = auditchain.SyncAlways
+	case config.SyncNone:
+		opts.Sync = auditchain.SyncNone
+	}
+	return opts
 }
 
+// write appends a request's record. With audit.sync "always" it returns
+// once the record is on the disk: a response leaves after its record.
 func (a *auditLog) write(r *auditRecord) {
 	if a == nil {
 		return
@@ -93,48 +98,59 @@ func (a *auditLog) write(r *auditRecord) {
 	if r.resultHeld {
 		r.Result = nil
 	}
-	r.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	r.Time = time.Now().UTC().Format(auditchain.TimeFormat)
 	b, err := json.Marshal(r)
 	if err != nil {
 		return
 	}
-	b = append(redactJSON(b, a.redact), '\n')
-	a.mu.Lock()
-	if a.torn {
-		// A record cut short must not swallow this one: end its line
-		// first. The fragment stays, as a line that is not valid JSON.
-		b = append([]byte{'\n'}, b...)
+	a.append(b)
+}
+
+// event appends a record of something other than a client's request:
+// kind names it ("session_opened", "upstream_disconnected", …), and attrs
+// are its fields as key, value pairs, in order, as slog takes them:
+//
+//	g.audit.event("pin_violation", "server", "fs", "tool", "read", "fields", []string{"description"})
+//
+// Values are encoded as JSON; strings are redacted like every record.
+func (a *auditLog) event(kind string, attrs ...any) {
+	if a == nil {
+		return
 	}
-	n, err := a.w.Write(b)
-	if err == nil && n < len(b) {
-		err = io.ErrShortWrite
+	if len(attrs)%2 != 0 {
+		panic(fmt.Sprintf("audit event %s: attrs must be key, value pairs", kind))
 	}
-	if n > 0 {
-		// Records hold no raw newline: the file ends mid-line unless the
-		// last byte written ended a line.
-		a.torn = b[n-1] != '\n'
+	b := []byte(`{"time":`)
+	b = rawjson.AppendString(b, time.Now().UTC().Format(auditchain.TimeFormat))
+	b = append(b, `,"event":`...)
+	b = rawjson.AppendString(b, kind)
+	for i := 0; i < len(attrs); i += 2 {
+		key, _ := attrs[i].(string)
+		v, err := json.Marshal(attrs[i+1])
+		if err != nil {
+			v, _ = json.Marshal(fmt.Sprint(attrs[i+1]))
+		}
+		b = append(b, ',')
+		b = rawjson.AppendString(b, key)
+		b = append(b, ':')
+		b = append(b, v...)
 	}
-	began, ended, lost := false, false, 0
-	if err != nil {
-		a.failures.Add(1)
-		began = a.lost == 0
-		a.lost++
-	} else if a.lost > 0 {
-		ended, lost = true, a.lost
-		a.lost = 0
-	}
-	a.failing.Store(err != nil)
-	a.mu.Unlock()
+	a.append(append(b, '}'))
+}
+
+func (a *auditLog) append(record []byte) {
+	res := a.w.Append(redactJSON(record, a.redact))
 	switch {
-	case began:
-		a.log.Error("audit trail write failed: records are lost until writes succeed again; requests are still served", "err", err)
-	case ended:
-		a.log.Warn("audit trail writes succeed again", "lost_records", lost)
+	case res.Began:
+		a.log.Error("audit trail write failed: records are lost until writes succeed again; requests are still served", "err", res.Err)
+	case res.Ended:
+		a.log.Warn("audit trail writes succeed again", "lost_records", res.Lost)
+		a.event("audit_records_lost", "records", res.Lost)
 	}
 }
 
 // isFailing reports whether the last write failed; nil: no audit trail.
-func (a *auditLog) isFailing() bool { return a != nil && a.failing.Load() }
+func (a *auditLog) isFailing() bool { return a != nil && a.w.Failing() }
 
 // state is what /readyz says of the audit trail: "ok", "failing", or ""
 // without one. A failing trail does not change readiness: requests are
@@ -150,18 +166,16 @@ func (a *auditLog) state() string {
 	return "ok"
 }
 
-func (a *auditLog) failureCount() uint64 { return a.failures.Load() }
+func (a *auditLog) failureCount() uint64 { return a.w.Failures() }
 
-// close closes the file. Records lost along the way make it an error, so
-// that a run that lost any is not reported as clean.
+// close flushes and closes the file. Records lost along the way make it an
+// error, so that a run that lost any is not reported as clean.
 func (a *auditLog) close() error {
 	if a == nil {
 		return nil
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	err := a.w.Close()
-	if n := a.failures.Load(); n > 0 {
+	if n := a.w.Failures(); n > 0 {
 		return errors.Join(fmt.Errorf("audit.path: %d records could not be written (see the log)", n), err)
 	}
 	return err

@@ -162,11 +162,12 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.names = newNameTable(cfg.Namespace, g.upstreams)
 	if cfg.Audit.Path != "" {
-		a, err := openAudit(cfg.Audit.Path, cfg.Audit.IncludeBodies, g.log, g.redact)
+		a, err := openAudit(cfg.Audit, g.log, g.redact)
 		if err != nil {
 			return nil, errors.New(g.redact(err.Error()))
 		}
 		g.audit = a
+		g.recordConfig()
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	return g, nil
@@ -278,10 +279,13 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	g.mu.Lock()
 	g.sessions[s] = struct{}{}
 	g.mu.Unlock()
+	g.audit.event("session_opened", "session", s.id)
+	opened := time.Now()
 	defer func() {
 		g.mu.Lock()
 		delete(g.sessions, s)
 		g.mu.Unlock()
+		s.recordClosed(opened)
 		g.progress.dropSession(s)
 		g.dropSubscriptions(s)
 		g.dropElicitations(s)

@@ -133,7 +133,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 		}
 	}
 	s.g.metrics.observe(rec)
-	s.g.audit.write(rec)
+	s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
 	return res, err
 }
 

@@ -58,6 +58,7 @@ func (u *upstream) supervise(ctx context.Context) {
 		u.mu.Unlock()
 		w, err := u.dial(ctx)
 		if err == nil {
+			u.recordConnected()
 			// Before ready is closed: clients still waiting in initialize
 			// will see these items in their first list and need no notice.
 			u.g.upstreamCame(u)
@@ -84,11 +85,13 @@ func (u *upstream) supervise(ctx context.Context) {
 				return
 			}
 			u.log.Error("upstream disconnected", "reason", reason)
+			u.recordEvent("upstream_disconnected", "reason", reason)
 			u.g.upstreamGone(u)
 			lastLogged = reason
 		} else if err.Error() != lastLogged {
 			// Logged once per distinct reason, not once per retry.
 			u.log.Error("upstream unavailable", "reason", err.Error())
+			u.recordEvent("upstream_unavailable", "reason", err.Error())
 			lastLogged = err.Error()
 		} else {
 			u.log.Debug("upstream still unavailable", "reason", err.Error(), "failures", failures)
