@@ -35,6 +35,6 @@ func newPII(spec config.Policy, _ Env) (Policy, error) {
 	}
 	return &textScan{
 		name: spec.Name, stages: stages, action: action, det: det,
-		one: "item of personal data", many: "items of personal data",
+		one: "item of personal data", many: "items of personal data", redactsBodies: true,
 	}, nil
 }

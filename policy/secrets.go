@@ -46,6 +46,6 @@ func newSecrets(spec config.Policy, _ Env) (Policy, error) {
 	}
 	return &textScan{
 		name: spec.Name, stages: stages, action: action, det: det,
-		recordOnly: recordOnly, one: "secret", many: "secrets",
+		recordOnly: recordOnly, one: "secret", many: "secrets", redactsBodies: true,
 	}, nil
 }

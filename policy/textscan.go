@@ -31,6 +31,9 @@ type textScan struct {
 	recordOnly map[string]bool
 	// one and many name what is found: "secret", "secrets".
 	one, many string
+	// redactsBodies: what the policy finds is kept out of the audit
+	// trail's bodies (secrets, personal data; see BodyRedactor).
+	redactsBodies bool
 }
 
 func (p *textScan) Name() string    { return p.name }

@@ -35,10 +35,18 @@ type auditRecord struct {
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 
-	// A body in which a policy found something it did not take out (it
-	// denied or only audited) is not kept, even with include_bodies: the
-	// audit trail must not keep the secret it reports.
-	paramsHeld, resultHeld bool
+	// policies are the handling server's: with include_bodies, the bodies
+	// are kept only after its redactors (and the default ones) have run on
+	// them, so that the audit trail never keeps the secret it reports.
+	policies policy.Chain
+}
+
+// routed names the upstream that handles the request.
+func (r *auditRecord) routed(rt route, name string) {
+	r.Server, r.Name, r.Upstream = rt.up.name, name, rt.name
+	if sp := rt.up.base.policies; sp != nil {
+		r.policies = sp.chain
+	}
 }
 
 type auditError struct {
@@ -89,14 +97,11 @@ func (a *auditLog) write(r *auditRecord) {
 	if a == nil {
 		return
 	}
-	if !a.bodies {
+	if a.bodies {
+		r.Params = redactBody(r.policies, r.Params)
+		r.Result = redactBody(r.policies, r.Result)
+	} else {
 		r.Params, r.Result = nil, nil
-	}
-	if r.paramsHeld {
-		r.Params = nil
-	}
-	if r.resultHeld {
-		r.Result = nil
 	}
 	r.Time = time.Now().UTC().Format(auditchain.TimeFormat)
 	b, err := json.Marshal(r)
@@ -104,6 +109,16 @@ func (a *auditLog) write(r *auditRecord) {
 		return
 	}
 	a.append(b)
+}
+
+// redactBody is body as the audit trail may keep it: without what the
+// secrets and pii detectors find; nil when that cannot be made sure of.
+func redactBody(policies policy.Chain, body json.RawMessage) json.RawMessage {
+	out, err := policies.RedactBody(body)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // event appends a record of something other than a client's request:

@@ -71,7 +71,7 @@ func isToolError(result json.RawMessage) bool {
 func (s *session) forwardChecked(ctx context.Context, rt route, k kind, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	params, err := s.checkRequest(ctx, rt, k, method, name, params, rec)
 	if err != nil {
-		rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+		rec.routed(rt, name)
 		return nil, err
 	}
 	res, err := s.forward(ctx, rt, method, name, params, rec)
@@ -84,7 +84,8 @@ func (s *session) forwardChecked(ctx context.Context, rt route, k kind, method, 
 // forward sends a routed request upstream, with the client's progress token
 // replaced by a minted one for as long as the request runs.
 func (s *session) forward(ctx context.Context, rt route, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	rec.Server, rec.Name, rec.Upstream = rt.up.name, name, rt.name
+	rec.routed(rt, name)
+	rec.Params = params // as it goes on: named as the server knows it, as the policies left it
 	up, err := s.g.serving(ctx, rt.up)
 	if err != nil {
 		return nil, err

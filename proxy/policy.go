@@ -171,21 +171,6 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 	in := &policy.Input{Stage: stage, Session: s.id, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
 	out, records, denied := chain.Run(ctx, in)
 	rec.Decisions = append(rec.Decisions, records...)
-	// The audit trail keeps a body only as it went on: a redacted one is
-	// kept redacted, one a policy found something in and left alone (or
-	// refused) is not kept at all.
-	found := false
-	for _, r := range records {
-		found = found || len(r.Kinds) > 0
-	}
-	switch {
-	case stage == policy.Request && (denied != nil || found && string(out) == string(msg)):
-		rec.paramsHeld = true
-	case stage == policy.Request && string(out) != string(msg):
-		rec.Params = out // as it went on, redacted (and named as the server knows it)
-	case denied != nil || found && string(out) == string(msg):
-		rec.resultHeld = true
-	}
 	if denied != nil {
 		return nil, &denial{*denied}
 	}
@@ -384,7 +369,11 @@ func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reaso
 	if u.base.policies.pin == config.PinWarn {
 		rec.Action = "audit"
 	}
-	g.recordListDecisions(u, k, []policy.Record{rec})
+	g.metrics.observeDecisions([]policy.Record{rec})
+	if fields == nil {
+		fields = []string{} // new: not in the lock
+	}
+	g.audit.event("pin_violation", "server", u.name, "kind", kindNoun[k], "name", it.name, "fields", fields, "action", rec.Action, "reason", reason)
 }
 
 type pinReport struct {

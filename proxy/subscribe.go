@@ -60,7 +60,7 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 	}
 	subs[s] = uri
 	s.g.mu.Unlock()
-	rec.Server, rec.Name, rec.Upstream = rt.up.name, uri, rt.name
+	rec.routed(rt, uri)
 	if !first {
 		return json.RawMessage("{}"), nil
 	}
@@ -81,7 +81,7 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	if err != nil {
 		return nil, err
 	}
-	rec.Server, rec.Name, rec.Upstream = rt.up.name, uri, rt.name
+	rec.routed(rt, uri)
 	up, ok := s.servingNoStart(rt.up)
 	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, s) {
 		return json.RawMessage("{}"), nil
