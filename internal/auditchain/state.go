@@ -118,8 +118,13 @@ func (w *Writer) follow() error {
 		return err
 	}
 	if ours.Size() != w.size {
-		// Another process wrote: the chain goes on from its last line.
-		if err := w.loadTail(ours.Size()); err != nil {
+		// Another process wrote: the chain goes on from its last line. If
+		// the file had no header when we looked, that process wrote one.
+		load := w.loadTail
+		if w.headerEnd == 0 {
+			load = func(int64) error { return w.loadState() }
+		}
+		if err := load(ours.Size()); err != nil {
 			return err
 		}
 	}

@@ -148,6 +148,28 @@ func TestWriterTwoProcesses(t *testing.T) {
 	}
 }
 
+// TestWriterJoinsAnEmptyFile: processes that open the same empty file
+// all find it needs a header; once one of them has written it, the others
+// follow its chain rather than start a second header in the same file.
+func TestWriterJoinsAnEmptyFile(t *testing.T) {
+	if !lockable {
+		t.Skip("no flock here")
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a := mustOpen(t, path, Options{Sync: SyncNone})
+	b := mustOpen(t, path, Options{Sync: SyncNone})
+	appendN(t, a, 0, 1)
+	appendN(t, b, 1, 1)
+	appendN(t, a, 2, 1)
+	a.Close()
+	b.Close()
+	rep := mustVerify(t, []string{path}, 4)
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), `"event":"audit_file"`); n != 1 {
+		t.Errorf("%d headers in one file, want 1; report %+v\n%s", n, rep, data)
+	}
+}
+
 // TestWriterRotatesByAge: a record that comes max_age after the file's
 // header starts a new file, whose header names the old one.
 func TestWriterRotatesByAge(t *testing.T) {
