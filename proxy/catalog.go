@@ -52,7 +52,8 @@ type item struct {
 // listCache is one upstream's last list of one kind. Guarded by upstream.mu.
 type listCache struct {
 	items   []item
-	fetched time.Time
+	expires time.Time  // when the list may no longer be reused
+	private bool       // the server said the list is for this client alone (cacheScope)
 	fresh   bool       // usable for clients; false once the server said it changed
 	gen     uint64     // bumped by every list_changed; a fetch begun before is stale
 	running *listFetch // the fetch in progress, shared by everyone who asks meanwhile
@@ -73,12 +74,12 @@ const maxPages = 1000
 // fetchList returns the upstream's whole list, following every page, from
 // the cache when it is still fresh. Concurrent askers share one fetch. A list
 // is cached only when the server promised to say when it changes
-// (listChanged), never beyond the TTL, and never if it changed while being
-// fetched.
+// (listChanged) or said how long it stays fresh (a modern server's ttlMs),
+// never beyond cache_ttl, and never if it changed while being fetched.
 func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	u.mu.Lock()
 	c := &u.lists[k]
-	if c.fresh && time.Since(c.fetched) < u.g.cfg.CacheTTL {
+	if c.fresh && time.Now().Before(c.expires) {
 		items := c.items
 		u.mu.Unlock()
 		return items, nil
@@ -99,7 +100,8 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 
 	// The fetch serves everyone waiting on it, so it is not bound to the
 	// context of whoever happened to start it.
-	f.items, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
+	var hint cacheHint
+	f.items, hint, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
 	var dups string
 	if f.err == nil {
 		f.items, dups = dropDuplicates(f.items)
@@ -116,8 +118,12 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	}
 	warn := false
 	if f.err == nil {
-		c.items, c.fetched = f.items, time.Now()
-		c.fresh = cap.ListChanged && c.gen == gen
+		ttl := u.g.cfg.CacheTTL
+		if hint.declared {
+			ttl = min(ttl, hint.ttl)
+		}
+		c.items, c.expires, c.private = f.items, time.Now().Add(ttl), hint.private
+		c.fresh = (cap.ListChanged || hint.declared) && ttl > 0 && c.gen == gen
 		warn = dups != "" && dups != c.dupWarn
 		c.dupWarn = dups
 	}
@@ -129,13 +135,16 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	return f.items, f.err
 }
 
-func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, error) {
+// fetchPages fetches every page of a list, and what the server said of how
+// long they may be reused (the shortest of the pages' hints).
+func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, error) {
 	info := kinds[k]
 	var items []item
+	var hint cacheHint
 	cursor := ""
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
+			return nil, hint, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -143,15 +152,18 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, error) {
 		}
 		raw, err := u.call(ctx, info.list, params)
 		if err != nil {
-			return nil, err
+			return nil, hint, err
 		}
 		pageItems, next, err := parseListPage(raw, k)
 		if err != nil {
-			return nil, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+		}
+		if h, ok := readCacheHint(raw); ok {
+			hint = hint.and(h, page == 0)
 		}
 		items = append(items, pageItems...)
 		if next == "" || next == cursor {
-			return items, nil
+			return items, hint, nil
 		}
 		cursor = next
 	}
@@ -271,6 +283,7 @@ func uiResourceURI(tool rawjson.MemberList) string {
 type listResult struct {
 	up      *upstream // the configured server (for an isolated one, not the instance)
 	items   []item
+	hint    cacheHint // how long the items may be reused
 	err     error
 	skipped bool
 }
@@ -308,7 +321,7 @@ func (g *Gateway) fetchOne(ctx context.Context, base *upstream, k kind) listResu
 		return listResult{up: base, skipped: true}
 	}
 	items, err := u.fetchList(ctx, k)
-	return listResult{up: base, items: items, err: err}
+	return listResult{up: base, items: items, hint: u.listHint(k), err: err}
 }
 
 // merge builds the list result a client sees: every upstream's items in

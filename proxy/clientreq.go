@@ -21,13 +21,21 @@ type ctxRequestKey struct{}
 
 // clientRequest is the client request a context serves.
 type clientRequest struct {
-	s  *session
-	id jsonrpc.ID
+	s   *session
+	id  jsonrpc.ID
+	env *envelope // a modern request's envelope; nil for a legacy request
 }
 
 // withRequest marks ctx as serving request id from s.
-func withRequest(ctx context.Context, s *session, id jsonrpc.ID) context.Context {
-	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s, id})
+func withRequest(ctx context.Context, s *session, id jsonrpc.ID, env *envelope) context.Context {
+	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s, id, env})
+}
+
+// envelopeOf is the envelope of the modern request ctx serves; nil for a
+// legacy request.
+func envelopeOf(ctx context.Context) *envelope {
+	r, _ := requestFrom(ctx)
+	return r.env
 }
 
 func requestFrom(ctx context.Context) (clientRequest, bool) {

@@ -107,7 +107,8 @@ type Gateway struct {
 	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
 	elicitSeq    uint64
 	pinReported  map[pinReport][32]byte         // definitions not as pinned, already told: by the hash told of
-	subs         map[subKey]map[*session]string // upstream URI → subscribed sessions → URI as each used it
+	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
+	listeners    map[*listener]struct{}           // open subscriptions/listen requests
 	snapshots    snapshotStore
 }
 
@@ -130,7 +131,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		ready:        make(chan struct{}),
 		sessions:     map[*session]struct{}{},
 		elicitations: map[elicitationKey]elicitation{},
-		subs:         map[subKey]map[*session]string{},
+		subs:         map[subKey]map[subscriber]string{},
+		listeners:    map[*listener]struct{}{},
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -295,6 +297,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
+	close(s.draining)
 	grace := g.cfg.ShutdownGrace
 	if opts.Ended != nil && opts.Ended() {
 		grace = 0 // the client ended the session itself: nobody waits for answers
@@ -458,7 +461,7 @@ func (g *Gateway) Definitions(ctx context.Context) ([]Definition, []error) {
 			if _, ok := u.capability(kinds[k].capability); !ok {
 				continue
 			}
-			items, err := u.fetchPages(ctx, k)
+			items, _, err := u.fetchPages(ctx, k)
 			if err != nil {
 				errs = append(errs, redactError(err, g.redact))
 				continue

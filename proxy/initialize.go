@@ -31,13 +31,8 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	}
 	version := negotiateVersion(p.ProtocolVersion)
 
-	// Wait (bounded) for the upstreams' first attempts so their capabilities
-	// and instructions can be in the answer.
-	select {
-	case <-s.g.ready:
-	case <-time.After(s.g.startupWait):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := s.g.awaitStartup(ctx); err != nil {
+		return nil, err
 	}
 	res := map[string]any{
 		"protocolVersion": version,
@@ -51,6 +46,19 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.initialized, s.protocol, s.clientInfo, s.clientCaps = true, version, p.ClientInfo, p.Capabilities
 	s.mu.Unlock()
 	return mustJSON(res), nil
+}
+
+// awaitStartup waits (bounded) for the upstreams' first connection
+// attempts, so that their capabilities and instructions can be in the
+// answer to a client's opening request.
+func (g *Gateway) awaitStartup(ctx context.Context) error {
+	select {
+	case <-g.ready:
+	case <-time.After(g.startupWait):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // beginInitialize claims the session's handshake for request id (received

@@ -81,6 +81,9 @@ func (u *upstream) notifyListChanged(k kind) {
 	for _, s := range u.audience() {
 		s.notify(kinds[k].changed, nil)
 	}
+	for _, l := range u.listenersOf() {
+		l.listChanged(k)
+	}
 }
 
 // audience is the sessions that see what u sends: its session, for an

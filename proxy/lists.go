@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -23,9 +22,14 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 		if len(params) > 0 {
 			json.Unmarshal(params, &p)
 		}
+		modern := envelopeOf(ctx) != nil
 		if s.g.cfg.PageSize > 0 && p.Cursor != nil {
 			rec.Server = "mcpgate"
-			return s.pagedList(nil, k, p.Cursor)
+			res, hint, err := s.pagedList(nil, k, p.Cursor)
+			if err != nil || !modern {
+				return res, err
+			}
+			return s.g.finishOwnResult(res, hint), nil
 		}
 		if p.Cursor != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "unknown cursor %q: mcpgate returns every %s in one page", *p.Cursor, kindNoun[k])
@@ -38,22 +42,27 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 			}
 		}
 		var res json.RawMessage
+		hint := mergedHint(results)
 		if s.g.cfg.PageSize > 0 {
 			var err error
-			if res, err = s.pagedList(results, k, nil); err != nil {
+			if res, hint, err = s.pagedList(results, k, nil); err != nil {
 				return nil, err
 			}
 		} else {
 			res, _, _ = s.g.merge(k, results)
 		}
-		return s.reportMissing(k, results, res), nil
+		res = s.reportMissing(ctx, k, results, res)
+		if modern {
+			res = s.g.finishOwnResult(res, hint)
+		}
+		return res, nil
 	}
 }
 
 // reportMissing tells the client which servers a list lacks, so that
 // nothing is dropped silently: the result's _meta names them with the
 // reason, and a warning log message says it in words.
-func (s *session) reportMissing(k kind, results []listResult, res json.RawMessage) json.RawMessage {
+func (s *session) reportMissing(ctx context.Context, k kind, results []listResult, res json.RawMessage) json.RawMessage {
 	type missing struct {
 		Server string `json:"server"`
 		Reason string `json:"reason"`
@@ -72,16 +81,6 @@ func (s *session) reportMissing(k kind, results []listResult, res json.RawMessag
 		words = append(words, m.Server)
 		s.g.log.Warn("list incomplete", "method", kinds[k].list, "server", m.Server, "reason", m.Reason)
 	}
-	if s.wantsLog("warning") {
-		s.notify(notifyMessage, mustJSON(map[string]any{
-			"level":  "warning",
-			"logger": "mcpgate",
-			"data":   fmt.Sprintf("%s is missing what these servers offer, because they are unavailable: %s", kinds[k].list, strings.Join(words, ", ")),
-		}))
-	}
-	ms, err := rawjson.SplitValid(res)
-	if err != nil {
-		return res
-	}
-	return ms.Replace(res, "_meta", mustJSON(map[string]any{metaUnavailable: gone}))
+	s.logToClient(ctx, "warning", fmt.Sprintf("%s is missing what these servers offer, because they are unavailable: %s", kinds[k].list, strings.Join(words, ", ")))
+	return setMeta(res, metaPair{metaUnavailable, mustJSON(gone)})
 }

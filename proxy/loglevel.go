@@ -79,6 +79,24 @@ func (s *session) wantsLog(level string) bool {
 	return s.logLevel == "" || logRank(level) >= logRank(s.logLevel)
 }
 
+// logToClient sends the client a log message of mcpgate's own about the
+// request ctx serves, if it wants the level: a legacy session by its
+// logging/setLevel, a modern request by its envelope (on the request's
+// own stream, and only if it asked).
+func (s *session) logToClient(ctx context.Context, level, text string) {
+	params := mustJSON(map[string]any{"level": level, "logger": "mcpgate", "data": text})
+	req, _ := requestFrom(ctx)
+	if req.env != nil {
+		if req.env.wantsLog(level) {
+			s.notifyRelated(notifyMessage, params, req.id)
+		}
+		return
+	}
+	if s.wantsLog(level) {
+		s.notify(notifyMessage, params)
+	}
+}
+
 // relayLog passes an upstream's log message to every client that wants its
 // level, with the server named in logger.
 func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {

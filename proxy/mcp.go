@@ -42,7 +42,9 @@ func negotiateVersion(requested string) string {
 const (
 	methodInitialize          = "initialize"
 	methodPing                = "ping"
-	methodDiscover            = "server/discover" // 2026-07-28 clients probe with this
+	methodDiscover            = "server/discover"      // 2026-07-28
+	methodListen              = "subscriptions/listen" // 2026-07-28
+	notifyAcknowledged        = "notifications/subscriptions/acknowledged"
 	methodToolsList           = "tools/list"
 	methodToolsCall           = "tools/call"
 	methodPromptsList         = "prompts/list"

@@ -25,6 +25,9 @@ type clientMethod struct {
 	// beforeInit: allowed before initialize has been answered. Other
 	// requests that arrive while initialize runs wait for it.
 	beforeInit bool
+	// modern: the method is part of the 2026-07-28 protocol too, served to
+	// requests that carry its envelope; modernOnly: only there.
+	modern, modernOnly bool
 }
 
 var clientMethods = map[string]clientMethod{
@@ -34,19 +37,16 @@ var clientMethods = map[string]clientMethod{
 	methodPing: {beforeInit: true, serve: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}},
-	// Clients of the stateless 2026-07-28 protocol probe with
-	// server/discover; -32601 makes them fall back to initialize.
-	methodDiscover: {beforeInit: true, serve: func(*session, context.Context, json.RawMessage, *auditRecord) (json.RawMessage, error) {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "%s (mcpgate speaks the initialize-based protocol, up to %s)", methodDiscover, latestVersion)
-	}},
-	methodToolsList:     {serve: listHandler(kindTools)},
-	methodPromptsList:   {serve: listHandler(kindPrompts)},
-	methodResourcesList: {serve: listHandler(kindResources)},
-	methodTemplatesList: {serve: listHandler(kindTemplates)},
-	methodToolsCall:     {serve: (*session).callTool},
-	methodPromptsGet:    {serve: nameHandler(methodPromptsGet, kindPrompts)},
-	methodResourcesRead: {serve: (*session).readResource},
-	methodComplete:      {serve: (*session).complete},
+	methodDiscover:      {modern: true, modernOnly: true, serve: (*session).discover},
+	methodListen:        {modern: true, modernOnly: true, serve: (*session).listen},
+	methodToolsList:     {modern: true, serve: listHandler(kindTools)},
+	methodPromptsList:   {modern: true, serve: listHandler(kindPrompts)},
+	methodResourcesList: {modern: true, serve: listHandler(kindResources)},
+	methodTemplatesList: {modern: true, serve: listHandler(kindTemplates)},
+	methodToolsCall:     {modern: true, serve: (*session).callTool},
+	methodPromptsGet:    {modern: true, serve: nameHandler(methodPromptsGet, kindPrompts)},
+	methodResourcesRead: {modern: true, serve: (*session).readResource},
+	methodComplete:      {modern: true, serve: (*session).complete},
 	methodSetLevel:      {serve: (*session).setLevel},
 	methodSubscribe:     {serve: (*session).subscribe},
 	methodUnsubscribe:   {serve: (*session).unsubscribe},

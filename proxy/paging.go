@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -22,6 +23,8 @@ const maxSnapshots = 64
 type snapshot struct {
 	k     kind
 	items []json.RawMessage // exposed items, in order
+	hint  cacheHint         // how long the list may be reused, from made
+	made  time.Time
 }
 
 // snapshotStore is guarded by Gateway.mu.
@@ -75,26 +78,29 @@ func decodeCursor(c string) (id uint64, offset int, err error) {
 
 // pagedList serves one page of a merged list: from a new snapshot when the
 // client gives no cursor, else from the snapshot its cursor names.
-func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.RawMessage, error) {
+//
+// It also returns how long the page may be reused: every page of one
+// snapshot has its scope, and what is left of its life.
+func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.RawMessage, cacheHint, error) {
 	g := s.g
 	var sn *snapshot
 	var id uint64
 	offset := 0
 	if cursor == nil {
-		sn = &snapshot{k: k, items: g.mergeItems(k, results)}
+		sn = &snapshot{k: k, items: g.mergeItems(k, results), hint: mergedHint(results), made: time.Now()}
 		g.mu.Lock()
 		id = g.snapshots.add(sn)
 		g.mu.Unlock()
 	} else {
 		var err error
 		if id, offset, err = decodeCursor(*cursor); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid cursor %q: %v", *cursor, err)
+			return nil, cacheHint{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid cursor %q: %v", *cursor, err)
 		}
 		g.mu.Lock()
 		sn = g.snapshots.byID[id]
 		g.mu.Unlock()
 		if sn == nil || sn.k != k || offset > len(sn.items) {
-			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "cursor %q has expired: list again without a cursor", *cursor)
+			return nil, cacheHint{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "cursor %q has expired: list again without a cursor", *cursor)
 		}
 	}
 	end := min(offset+g.cfg.PageSize, len(sn.items))
@@ -112,7 +118,9 @@ func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.
 		out = append(out, `,"nextCursor":`...)
 		out = append(out, quote(encodeCursor(id, end))...)
 	}
-	return append(out, '}'), nil
+	hint := sn.hint
+	hint.ttl = max(0, hint.ttl-time.Since(sn.made))
+	return append(out, '}'), hint, nil
 }
 
 // mergeItems is merge for paging: the exposed items one by one.

@@ -20,7 +20,8 @@ type session struct {
 	closing   atomic.Bool // set when Serve is done: notifications stop
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 
-	ready chan struct{} // closed when the client sent notifications/initialized
+	ready    chan struct{} // closed when the client sent notifications/initialized
+	draining chan struct{} // closed when the client left or mcpgate is stopping: listens end
 
 	mu           sync.Mutex
 	initializing chan struct{} // while initialize runs: closed when it has been answered
@@ -37,7 +38,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
 	if id == "" {
 		id = newSessionID()
 	}
-	s := &session{g: g, id: id, ready: make(chan struct{})}
+	s := &session{g: g, id: id, ready: make(chan struct{}), draining: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
@@ -109,7 +110,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	}
 	start := time.Now()
 	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
-	res, err := s.dispatch(withRequest(ctx, s, msg.ID), msg, rec)
+	res, err := s.dispatch(ctx, msg, rec)
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	var denied *denial
 	if errors.As(err, &denied) {
@@ -157,8 +158,19 @@ func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
 
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
+	env, err := readEnvelope(msg.Params)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withRequest(ctx, s, msg.ID, env)
 	m := clientMethods[msg.Method]
-	if m.serve == nil {
+	if env != nil {
+		return s.dispatchModern(ctx, msg, m, rec)
+	}
+	switch {
+	case m.modernOnly:
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s without the protocol %s envelope (%q in _meta); a legacy client sends initialize", msg.Method, versionModern, metaProtocolVersion)
+	case m.serve == nil:
 		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s", msg.Method)
 	}
 	if !m.beforeInit {
@@ -167,6 +179,25 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 		}
 	}
 	return m.serve(s, ctx, msg.Params, rec)
+}
+
+// dispatchModern serves a request of the modern era: on its own, whatever
+// the session did before (initialized or not), with the client its
+// envelope describes.
+func (s *session) dispatchModern(ctx context.Context, msg *jsonrpc.Message, m clientMethod, rec *auditRecord) (json.RawMessage, error) {
+	if !m.modern || m.serve == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s (not a method of protocol %s)", msg.Method, versionModern)
+	}
+	// No handshake waits for the servers to start: the first requests of a
+	// modern client do (bounded), as initialize would.
+	if err := s.g.awaitStartup(ctx); err != nil {
+		return nil, err
+	}
+	res, err := m.serve(s, ctx, msg.Params, rec)
+	if err != nil {
+		return nil, err
+	}
+	return completeResult(res), nil
 }
 
 // received marks initialize as under way as soon as it is read, before its

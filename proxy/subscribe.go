@@ -20,6 +20,24 @@ type subKey struct {
 	uri string // the upstream's own URI
 }
 
+// subscriber is who watches a resource: a legacy session (its
+// resources/subscribe), or one subscriptions/listen request of a modern
+// client.
+type subscriber struct {
+	s      *session
+	listen *listener // nil for a session's own subscription
+}
+
+// deliver passes an update to the subscriber, under the URI it used.
+func (sub subscriber) deliver(ms rawjson.MemberList, params json.RawMessage, uri string) {
+	out := ms.Replace(params, "uri", quote(uri))
+	if sub.listen == nil {
+		sub.s.notify(notifyResourceUpdated, out)
+		return
+	}
+	sub.listen.send(notifyResourceUpdated, out)
+}
+
 // offersSubscribe reports whether the connected server takes resource
 // subscriptions.
 func (u *upstream) offersSubscribe() bool {
@@ -39,41 +57,50 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 	if err != nil {
 		return nil, err
 	}
-	up, err := s.g.serving(ctx, rt.up)
-	if err != nil {
+	rec.routed(rt, uri)
+	if err := s.watch(ctx, subscriber{s: s}, rt, uri, params, rec); err != nil {
 		return nil, err
 	}
+	return json.RawMessage("{}"), nil
+}
+
+// watch subscribes sub to the resource rt names: the first subscriber's
+// subscription goes upstream, later ones are counted.
+func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri string, params json.RawMessage, rec *auditRecord) error {
+	up, err := s.g.serving(ctx, rt.up)
+	if err != nil {
+		return err
+	}
 	if !up.offersSubscribe() {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "upstream %q does not support resource subscriptions", rt.up.name)
+		return jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "upstream %q does not support resource subscriptions", rt.up.name)
 	}
 	key := subKey{up, rt.name}
 	s.g.mu.Lock()
-	if _, already := s.g.subs[key][s]; !already && s.g.subscriptionsOf(s) >= maxSubscriptions {
+	if _, already := s.g.subs[key][sub]; !already && s.g.subscriptionsOf(sub) >= maxSubscriptions {
 		s.g.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this session has %d resource subscriptions, the most mcpgate keeps for one client; unsubscribe from some first", maxSubscriptions)
+		return jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this client has %d resource subscriptions, the most mcpgate keeps for one; unsubscribe from some first", maxSubscriptions)
 	}
 	subs := s.g.subs[key]
 	first := len(subs) == 0
 	if first {
-		subs = map[*session]string{}
+		subs = map[subscriber]string{}
 		s.g.subs[key] = subs
 	}
-	subs[s] = uri
+	subs[sub] = uri
 	s.g.mu.Unlock()
-	rec.routed(rt, uri)
 	if !first {
-		return json.RawMessage("{}"), nil
+		return nil
 	}
 	if _, err := s.forward(ctx, rt, methodSubscribe, uri, params, rec); err != nil {
 		s.g.mu.Lock()
-		delete(s.g.subs[key], s)
+		delete(s.g.subs[key], sub)
 		if len(s.g.subs[key]) == 0 {
 			delete(s.g.subs, key)
 		}
 		s.g.mu.Unlock()
-		return nil, err
+		return err
 	}
-	return json.RawMessage("{}"), nil
+	return nil
 }
 
 func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
@@ -83,7 +110,7 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	}
 	rec.routed(rt, uri)
 	up, ok := s.servingNoStart(rt.up)
-	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, s) {
+	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, subscriber{s: s}) {
 		return json.RawMessage("{}"), nil
 	}
 	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, params, rec); err != nil {
@@ -92,18 +119,18 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	return json.RawMessage("{}"), nil
 }
 
-// removeSubscriber reports whether s was the last subscriber of key.
-func (g *Gateway) removeSubscriber(key subKey, s *session) bool {
+// removeSubscriber reports whether sub was the last subscriber of key.
+func (g *Gateway) removeSubscriber(key subKey, sub subscriber) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	subs, ok := g.subs[key]
 	if !ok {
 		return false
 	}
-	if _, ok := subs[s]; !ok {
+	if _, ok := subs[sub]; !ok {
 		return false
 	}
-	delete(subs, s)
+	delete(subs, sub)
 	if len(subs) > 0 {
 		return false
 	}
@@ -111,18 +138,27 @@ func (g *Gateway) removeSubscriber(key subKey, s *session) bool {
 	return true
 }
 
-// dropSubscriptions unsubscribes a session that has gone; URIs nobody else
-// watches are unsubscribed upstream.
+// dropSubscriptions unsubscribes a session that has gone (and each of its
+// listen requests); URIs nobody else watches are unsubscribed upstream.
 func (g *Gateway) dropSubscriptions(s *session) {
+	g.unwatchAll(s, func(sub subscriber) bool { return sub.s == s })
+}
+
+// unwatchAll removes the subscribers gone says are gone; URIs nobody else
+// watches are unsubscribed upstream (except from the instance of a server
+// isolated for session s, which stops with it).
+func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 	g.mu.Lock()
 	var last []subKey
 	for key, subs := range g.subs {
-		if _, ok := subs[s]; ok {
-			delete(subs, s)
-			if len(subs) == 0 {
-				delete(g.subs, key)
-				last = append(last, key)
+		for sub := range subs {
+			if gone(sub) {
+				delete(subs, sub)
 			}
+		}
+		if len(subs) == 0 {
+			delete(g.subs, key)
+			last = append(last, key)
 		}
 	}
 	g.mu.Unlock()
@@ -133,8 +169,11 @@ func (g *Gateway) dropSubscriptions(s *session) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, key := range last {
-		if key.up.owner == s {
+		if s != nil && key.up.owner == s {
 			continue // the session's own instance stops with it
+		}
+		if _, err := key.up.connectionNoWait(); err != nil {
+			continue // a server that is down forgets subscriptions anyway
 		}
 		wg.Add(1)
 		go func() {
@@ -151,11 +190,11 @@ func (g *Gateway) dropSubscriptions(s *session) {
 // memory for as long as the session lives, and an unsubscribe at its end.
 const maxSubscriptions = 1024
 
-// subscriptionsOf counts s's subscriptions. g.mu held.
-func (g *Gateway) subscriptionsOf(s *session) int {
+// subscriptionsOf counts sub's subscriptions. g.mu held.
+func (g *Gateway) subscriptionsOf(sub subscriber) int {
 	n := 0
 	for _, subs := range g.subs {
-		if _, ok := subs[s]; ok {
+		if _, ok := subs[sub]; ok {
 			n++
 		}
 	}
@@ -183,17 +222,17 @@ func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
 		return
 	}
 	type target struct {
-		s   *session
+		sub subscriber
 		uri string
 	}
 	var targets []target
 	g.mu.Lock()
-	for s, exposed := range g.subs[subKey{u, uri}] {
-		targets = append(targets, target{s, exposed})
+	for sub, exposed := range g.subs[subKey{u, uri}] {
+		targets = append(targets, target{sub, exposed})
 	}
 	g.mu.Unlock()
 	for _, t := range targets {
-		t.s.notify(notifyResourceUpdated, ms.Replace(params, "uri", quote(t.uri)))
+		t.sub.deliver(ms, params, t.uri)
 	}
 }
 

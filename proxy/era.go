@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// MCP has two eras. The legacy one (2024-11-05 … 2025-11-25) opens a
+// session with initialize; the modern one (2026-07-28 on) has no
+// handshake: every request carries the protocol version, the client's
+// capabilities and identity in its _meta (the envelope), and is served on
+// its own. mcpgate serves both on one connection: a request with the
+// envelope is served statelessly, whatever came before it; initialize
+// opens a legacy session. Which era an upstream speaks is found when it is
+// connected (see probe.go).
+
+// versionModern is the one modern revision mcpgate speaks.
+const versionModern = "2026-07-28"
+
+// modernVersions are the versions a request's envelope may name.
+var modernVersions = []string{versionModern}
+
+// The _meta keys of the modern era.
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel        = "io.modelcontextprotocol/logLevel"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+)
+
+// The error codes the modern era defines.
+var (
+	// errHeaderMismatch: an HTTP header disagrees with the body.
+	errHeaderMismatch = &jsonrpc.Error{Code: -32020, Message: "header mismatch"}
+	// errMissingCapability: serving the request needs a client capability
+	// the request did not declare.
+	errMissingCapability = &jsonrpc.Error{Code: -32021, Message: "missing required client capability"}
+	// errUnsupportedVersion: the envelope names a version mcpgate does not
+	// serve statelessly.
+	errUnsupportedVersion = &jsonrpc.Error{Code: -32022, Message: "unsupported protocol version"}
+)
+
+// envelope is what a modern request says of its client. A request without
+// one (nil) is a legacy request: its session says these things.
+type envelope struct {
+	version  string
+	caps     map[string]json.RawMessage
+	client   implementation
+	logLevel string // "" when the request asks for no log messages
+}
+
+// metaKeyPrefix is the bytes every modern envelope holds: a request
+// without them is legacy, found without parsing it.
+var metaKeyPrefix = []byte(`"io.modelcontextprotocol/protocolVersion"`)
+
+// readEnvelope reads a request's envelope. A request whose _meta does not
+// name a protocol version is legacy: nil, nil. One that names it is
+// modern, and must be whole: a version mcpgate serves, and the client's
+// capabilities.
+func readEnvelope(params json.RawMessage) (*envelope, error) {
+	if !bytes.Contains(params, metaKeyPrefix) {
+		return nil, nil
+	}
+	ms, err := rawjson.SplitValid(params)
+	if err != nil {
+		return nil, nil
+	}
+	metaRaw, ok := ms.Get("_meta")
+	if !ok {
+		return nil, nil // the key is in some other member: not an envelope
+	}
+	meta, err := rawjson.SplitValid(metaRaw)
+	if err != nil {
+		return nil, nil
+	}
+	rawVersion, ok := meta.Get(metaProtocolVersion)
+	if !ok {
+		return nil, nil
+	}
+	env := &envelope{}
+	if json.Unmarshal(rawVersion, &env.version) != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a protocol version is a string", metaProtocolVersion)
+	}
+	if !slices.Contains(modernVersions, env.version) {
+		return nil, unsupportedVersion(env.version)
+	}
+	rawCaps, ok := meta.Get(metaClientCaps)
+	if !ok || json.Unmarshal(rawCaps, &env.caps) != nil || env.caps == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing or invalid _meta field %q: every request of protocol %s declares the client's capabilities (an object; {} for none)", metaClientCaps, env.version)
+	}
+	if raw, ok := meta.Get(metaClientInfo); ok {
+		json.Unmarshal(raw, &env.client) // self-reported and optional: recorded, never relied on
+	}
+	if raw, ok := meta.Get(metaLogLevel); ok {
+		if json.Unmarshal(raw, &env.logLevel) != nil || logRank(env.logLevel) < 0 {
+			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a log level is one of debug, info, notice, warning, error, critical, alert, emergency", metaLogLevel)
+		}
+	}
+	return env, nil
+}
+
+// unsupportedVersion is the error for an envelope naming a version mcpgate
+// does not serve statelessly. It lists the versions an envelope may name:
+// the legacy ones are reached through initialize, not by retrying.
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	e := jsonrpc.Errorf(errUnsupportedVersion, "Unsupported protocol version %q: mcpgate serves %v per request, and the legacy versions %v through initialize", requested, modernVersions, supportedVersions)
+	e.Data = mustJSON(map[string]any{"supported": modernVersions, "requested": requested})
+	return e
+}
+
+// declares reports whether the envelope declares capability.
+func (e *envelope) declares(capability string) bool {
+	_, ok := e.caps[capability]
+	return ok
+}
+
+// wantsLog reports whether the request asked for log messages of level.
+func (e *envelope) wantsLog(level string) bool {
+	return e.logLevel != "" && logRank(level) >= logRank(e.logLevel)
+}
+
+// completeResult gives a result for a modern request the resultType every
+// modern result carries: a legacy upstream's results have none. A result
+// that has one (an upstream's input_required) keeps it.
+func completeResult(res json.RawMessage) json.RawMessage {
+	ms, err := rawjson.SplitValid(res)
+	if err != nil {
+		return res
+	}
+	if _, ok := ms.Get("resultType"); ok {
+		return res
+	}
+	return ms.Replace(res, "resultType", json.RawMessage(`"complete"`))
+}
+
+// metaPair is one _meta member to set.
+type metaPair struct {
+	key   string
+	value json.RawMessage
+}
+
+// setMeta returns obj (params or a result) with the given members set in
+// its _meta, which is added when absent. Everything else is copied byte
+// for byte. An obj that is not an object (absent params) becomes one.
+func setMeta(obj json.RawMessage, pairs ...metaPair) json.RawMessage {
+	ms, err := rawjson.SplitValid(obj)
+	if err != nil {
+		obj, ms = json.RawMessage("{}"), nil
+	}
+	meta := json.RawMessage("{}")
+	if raw, ok := ms.Get("_meta"); ok {
+		meta = raw
+	}
+	mm, err := rawjson.SplitValid(meta)
+	if err != nil {
+		meta, mm = json.RawMessage("{}"), nil
+	}
+	for _, p := range pairs {
+		meta = mm.Replace(meta, p.key, p.value)
+		mm, _ = rawjson.SplitValid(meta)
+	}
+	return ms.Replace(obj, "_meta", meta)
+}

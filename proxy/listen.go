@@ -1,0 +1,162 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// subscriptions/listen is how a modern client hears of changes: one long
+// request whose answer stream carries the notifications it asked for, each
+// tagged with the request's id. The gateway acknowledges with what it will
+// send, then delivers its own merged list_changed (the same ones legacy
+// sessions get) and the updates of the resources named, for which it
+// subscribes upstream as it does for legacy sessions. The listen ends when
+// the client cancels it (no answer then), or with an empty result when the
+// client's connection is draining (mcpgate stopping, the client leaving).
+
+// maxListeners bounds the listen requests open at once, over all clients:
+// each holds a stream and, per resource, a subscription.
+const maxListeners = 1024
+
+// listenFilter is what a listen asks for, and what the acknowledgement
+// says will be sent.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// listener is one open listen request.
+type listener struct {
+	s     *session
+	id    jsonrpc.ID
+	tag   json.RawMessage // the subscription id, as JSON: the request's id
+	lists [numKinds]bool  // the lists whose changes it wants (templates go with resources)
+
+	mu      sync.Mutex
+	acked   bool           // the acknowledgement went: notifications may follow
+	pending [numKinds]bool // list changes that came before it did
+}
+
+func (s *session) listen(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
+	req, _ := requestFrom(ctx)
+	var p struct {
+		Notifications *listenFilter `json:"notifications"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Notifications == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.notifications is required: the notification types to listen for")
+	}
+	want := p.Notifications
+	if len(want.ResourceSubscriptions) > maxSubscriptions {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.notifications.resourceSubscriptions names %d resources; mcpgate keeps at most %d per listen", len(want.ResourceSubscriptions), maxSubscriptions)
+	}
+	l := &listener{s: s, id: req.id, tag: json.RawMessage(req.id.String())}
+	// The gateway's lists may always change (servers come and go), so it
+	// honours every list it was asked about.
+	honored := listenFilter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged, ResourcesListChanged: want.ResourcesListChanged}
+	l.lists[kindTools] = want.ToolsListChanged
+	l.lists[kindPrompts] = want.PromptsListChanged
+	l.lists[kindResources] = want.ResourcesListChanged
+	l.lists[kindTemplates] = want.ResourcesListChanged
+
+	s.g.mu.Lock()
+	if len(s.g.listeners) >= maxListeners {
+		s.g.mu.Unlock()
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: mcpgate keeps at most %d listen requests open", maxListeners)
+	}
+	s.g.listeners[l] = struct{}{}
+	s.g.mu.Unlock()
+	defer func() {
+		s.g.mu.Lock()
+		delete(s.g.listeners, l)
+		s.g.mu.Unlock()
+		s.g.unwatchAll(nil, func(sub subscriber) bool { return sub.listen == l })
+	}()
+
+	for _, uri := range want.ResourceSubscriptions {
+		if s.listenTo(ctx, l, uri) {
+			honored.ResourceSubscriptions = append(honored.ResourceSubscriptions, uri)
+		}
+	}
+	rec.Server = "mcpgate"
+	s.notifyRelated(notifyAcknowledged, setMeta(mustJSON(map[string]any{"notifications": honored}), metaPair{metaSubscriptionID, l.tag}), l.id)
+	l.ack()
+
+	end := setMeta(json.RawMessage("{}"), metaPair{metaSubscriptionID, l.tag})
+	if !honored.ToolsListChanged && !honored.PromptsListChanged && !honored.ResourcesListChanged && len(honored.ResourceSubscriptions) == 0 {
+		return end, nil // nothing can ever be sent on it
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err() // the client cancelled: it gets no answer
+	case <-s.draining:
+		return end, nil
+	}
+}
+
+// listenTo subscribes l to one resource; false when it cannot be (no
+// server owns the URI, or its server takes no subscriptions): the
+// acknowledgement then leaves it out.
+func (s *session) listenTo(ctx context.Context, l *listener, uri string) bool {
+	params := mustJSON(map[string]string{"uri": uri})
+	rt, _, params, err := s.routeParam(ctx, params, "uri", kindResources)
+	if err == nil {
+		err = s.watch(ctx, subscriber{s: s, listen: l}, rt, uri, params, &auditRecord{})
+	}
+	if err != nil {
+		s.g.log.Debug("listen: resource not subscribed", "session", s.id, "uri", uri, "err", err)
+		return false
+	}
+	return true
+}
+
+// ack marks the acknowledgement as sent, and sends what came before it.
+func (l *listener) ack() {
+	l.mu.Lock()
+	l.acked = true
+	pending := l.pending
+	l.mu.Unlock()
+	for k, p := range pending {
+		if p {
+			l.send(kinds[k].changed, nil)
+		}
+	}
+}
+
+// listChanged tells the listener that list k changed, if it asked.
+func (l *listener) listChanged(k kind) {
+	if !l.lists[k] {
+		return
+	}
+	l.mu.Lock()
+	if !l.acked {
+		l.pending[k] = true
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	l.send(kinds[k].changed, nil)
+}
+
+// send passes a notification on the listen's stream, tagged with its id.
+func (l *listener) send(method string, params json.RawMessage) {
+	l.s.notifyRelated(method, setMeta(params, metaPair{metaSubscriptionID, l.tag}), l.id)
+}
+
+// listenersOf are the listen requests that hear of u's changes: those of
+// its session, for an isolated server's instance; else all.
+func (u *upstream) listenersOf() []*listener {
+	u.g.mu.Lock()
+	defer u.g.mu.Unlock()
+	out := make([]*listener, 0, len(u.g.listeners))
+	for l := range u.g.listeners {
+		if u.owner == nil || l.s == u.owner {
+			out = append(out, l)
+		}
+	}
+	return out
+}
