@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-
 )
 
 // server/discover is the modern client's first question (or its probe of

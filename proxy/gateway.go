@@ -106,7 +106,7 @@ type Gateway struct {
 	sessions     map[*session]struct{}
 	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
 	elicitSeq    uint64
-	pinReported  map[pinReport][32]byte         // definitions not as pinned, already told: by the hash told of
+	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
 	listeners    map[*listener]struct{}           // open subscriptions/listen requests
 	snapshots    snapshotStore
