@@ -167,3 +167,35 @@ func setMeta(obj json.RawMessage, pairs ...metaPair) json.RawMessage {
 	}
 	return ms.Replace(obj, "_meta", meta)
 }
+
+// CheckModern reads a client's request as a transport must before serving
+// it: modern is true when it carries the 2026-07-28 envelope in its _meta.
+// A modern request that cannot be served gets err, with the code the spec
+// gives (-32602 for an incomplete envelope, -32022 for a version mcpgate
+// does not serve, -32601 for a method that is not part of the modern
+// protocol): over HTTP these are answered with 400 or 404 before anything
+// else happens. A legacy request (no envelope) is neither checked nor
+// refused here.
+func CheckModern(msg *jsonrpc.Message) (modern bool, err *jsonrpc.Error) {
+	env, e := readEnvelope(msg.Params)
+	if e != nil {
+		return true, jsonrpc.ToWire(e)
+	}
+	if env == nil {
+		return false, nil
+	}
+	return true, modernMethod(msg.Method)
+}
+
+// modernMethod refuses a method that is not part of the modern protocol
+// (initialize, ping, logging/setLevel, resources/subscribe … are gone).
+func modernMethod(method string) *jsonrpc.Error {
+	if m := clientMethods[method]; !m.modern || m.serve == nil {
+		return jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s (not a method of protocol %s)", method, versionModern)
+	}
+	return nil
+}
+
+// ModernVersions are the protocol versions mcpgate serves per request,
+// without a session.
+func ModernVersions() []string { return slices.Clone(modernVersions) }

@@ -185,8 +185,8 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 // the session did before (initialized or not), with the client its
 // envelope describes.
 func (s *session) dispatchModern(ctx context.Context, msg *jsonrpc.Message, m clientMethod, rec *auditRecord) (json.RawMessage, error) {
-	if !m.modern || m.serve == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "method not found: %s (not a method of protocol %s)", msg.Method, versionModern)
+	if err := modernMethod(msg.Method); err != nil {
+		return nil, err
 	}
 	// No handshake waits for the servers to start: the first requests of a
 	// modern client do (bounded), as initialize would.
