@@ -99,23 +99,23 @@ func CheckParams(params []Param, arguments json.RawMessage, values func(name str
 		value, present := p.Lookup(arguments)
 		switch {
 		case !present && len(got) > 0:
-			return fmt.Errorf("header %s is sent but %s is absent or null; send the header only with the argument", header, arg)
+			return fmt.Errorf("the %s header is sent but %s is absent or null; send the header only with the argument", header, arg)
 		case !present:
 			continue
 		case len(got) == 0:
 			if _, mirrored := EncodeArg(value); mirrored {
-				return fmt.Errorf("header %s is missing: the tool's inputSchema designates %s (x-mcp-header), and the body has it; list the tools again and send its designated headers", header, arg)
+				return fmt.Errorf("the %s header is missing: the tool's inputSchema designates %s (x-mcp-header), and the body has it; list the tools again and send the headers it designates", header, arg)
 			}
 			continue // an object or array at that path: nothing a header could carry
 		case len(got) > 1:
-			return fmt.Errorf("header %s is sent %d times; send it once", header, len(got))
+			return fmt.Errorf("the %s header is sent %d times; send it once", header, len(got))
 		}
 		decoded, err := Decode(got[0])
 		if err != nil {
-			return fmt.Errorf("header %s: %v", header, err)
+			return fmt.Errorf("the %s header %v", header, err)
 		}
 		if !Matches(decoded, value) {
-			return fmt.Errorf("header %s does not match %s in the body", header, arg)
+			return fmt.Errorf("the %s header does not match %s in the body", header, arg)
 		}
 	}
 	return nil

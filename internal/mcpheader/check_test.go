@@ -80,14 +80,14 @@ func TestCheckParams(t *testing.T) {
 		{"null is absent", `{"region":null}`, nil, ""},
 		{"whitespace around the value", `{"region":"us-west1"}`, map[string][]string{"Mcp-Param-Region": {"  us-west1\t"}}, ""},
 		{"unknown param headers are ignored", `{}`, map[string][]string{"Mcp-Param-Other": {"x"}}, ""},
-		{"missing", `{"region":"us-west1"}`, nil, "header Mcp-Param-Region is missing"},
-		{"nested missing", `{"db":{"shard":"s1"}}`, nil, "header Mcp-Param-Shard is missing: the tool's inputSchema designates arguments.db.shard"},
-		{"present without the argument", `{}`, map[string][]string{"Mcp-Param-Region": {"us-west1"}}, "header Mcp-Param-Region is sent but arguments.region is absent or null"},
+		{"missing", `{"region":"us-west1"}`, nil, "the Mcp-Param-Region header is missing"},
+		{"nested missing", `{"db":{"shard":"s1"}}`, nil, "the Mcp-Param-Shard header is missing: the tool's inputSchema designates arguments.db.shard"},
+		{"present without the argument", `{}`, map[string][]string{"Mcp-Param-Region": {"us-west1"}}, "the Mcp-Param-Region header is sent but arguments.region is absent or null"},
 		{"present with null", `{"region":null}`, map[string][]string{"Mcp-Param-Region": {"x"}}, "absent or null"},
-		{"different", `{"region":"us-west1"}`, map[string][]string{"Mcp-Param-Region": {"eu-west1"}}, "header Mcp-Param-Region does not match arguments.region in the body"},
+		{"different", `{"region":"us-west1"}`, map[string][]string{"Mcp-Param-Region": {"eu-west1"}}, "the Mcp-Param-Region header does not match arguments.region in the body"},
 		{"twice", `{"region":"us-west1"}`, map[string][]string{"Mcp-Param-Region": {"us-west1", "us-west1"}}, "sent 2 times"},
-		{"bad base64", `{"region":"Hello"}`, map[string][]string{"Mcp-Param-Region": {"=?base64?SGVsbG8?="}}, "header Mcp-Param-Region: not valid Base64"},
-		{"raw non-ASCII", `{"region":"été"}`, map[string][]string{"Mcp-Param-Region": {"\xc3\xa9t\xc3\xa9"}}, "header Mcp-Param-Region: holds characters"},
+		{"bad base64", `{"region":"Hello"}`, map[string][]string{"Mcp-Param-Region": {"=?base64?SGVsbG8?="}}, "the Mcp-Param-Region header is not valid Base64"},
+		{"raw non-ASCII", `{"region":"été"}`, map[string][]string{"Mcp-Param-Region": {"\xc3\xa9t\xc3\xa9"}}, "the Mcp-Param-Region header holds characters"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := http.Header{}

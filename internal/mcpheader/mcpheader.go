@@ -41,7 +41,7 @@ const (
 var (
 	// ErrBadBase64 is returned for a value in the =?base64?…?= form whose
 	// inside is not padded standard Base64 of UTF-8 text.
-	ErrBadBase64 = errors.New("not valid Base64 of UTF-8 text between =?base64? and ?=")
+	ErrBadBase64 = errors.New("is not valid Base64 of UTF-8 text between =?base64? and ?=")
 	// ErrBadChars is returned for a plain value with a byte a header value
 	// may not carry unencoded (a control character, non-ASCII).
 	ErrBadChars = errors.New("holds characters a plain header value may not (control characters or non-ASCII); send them as =?base64?…?=")
