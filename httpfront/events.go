@@ -51,6 +51,9 @@ func (cw clientWriter) startEvents() error {
 	return cw.write(func() error {
 		cw.w.Header().Set("Content-Type", "text/event-stream")
 		cw.w.Header().Set("Cache-Control", "no-cache")
+		// Proxies such as nginx buffer responses unless told not to, which
+		// would hold an event back until the stream ends.
+		cw.w.Header().Set("X-Accel-Buffering", "no")
 		cw.w.WriteHeader(http.StatusOK)
 		return nil
 	})
@@ -84,9 +87,9 @@ type sseSink struct {
 	done chan struct{} // closed when the GET's handler has returned
 }
 
-// keepAlive is how often an idle event stream gets a comment, so that
+// keepAliveEvery is how often an idle event stream gets a comment, so that
 // proxies between mcpgate and the client do not cut it.
-const keepAlive = 25 * time.Second
+const keepAliveEvery = 25 * time.Second
 
 // serveStandalone serves the session's GET stream until the client leaves,
 // stops reading, or the session ends. preamble, if not nil, writes first
@@ -125,7 +128,7 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 			return
 		}
 	}
-	tick := time.NewTicker(keepAlive)
+	tick := time.NewTicker(keepAliveEvery)
 	defer tick.Stop()
 	for {
 		select {

@@ -28,8 +28,12 @@ func TestMain(m *testing.M) {
 				case "initialize":
 					return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hello","version":"1"}}`), nil
 				case "tools/list":
-					return json.RawMessage(`{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}`), nil
+					return json.RawMessage(`{"tools":[{"name":"hello","inputSchema":{"type":"object"}},{"name":"stuck","inputSchema":{"type":"object"}}]}`), nil
 				case "tools/call":
+					if strings.Contains(string(msg.Params), `"stuck"`) { // runs until cancelled
+						<-ctx.Done()
+						return nil, ctx.Err()
+					}
 					return json.RawMessage(`{"content":[{"type":"text","text":"hello over HTTP"}]}`), nil
 				}
 				return nil, nil
@@ -88,4 +92,42 @@ func Example() {
 	// Output:
 	// 202 Accepted
 	// 200 OK {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello over HTTP"}]}}
+}
+
+// A client of MCP 2026-07-28 opens no session: each request is a POST of
+// its own that carries the protocol version and the client's capabilities
+// in its _meta, and mirrors its method and name into headers.
+func Example_stateless() {
+	self, _ := os.Executable()
+	cfgJSON := fmt.Sprintf(`{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}}`, self)
+	cfg, _ := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
+	g, _ := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
+	g.Start()
+	defer g.Close()
+	srv := httptest.NewUnstartedServer(nil)
+	front := httpfront.New(g, srv.Listener.Addr().String())
+	srv.Config.Handler = front
+	srv.Start()
+	defer srv.Close()
+	defer front.Close()
+
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greeter__hello","arguments":{},` + meta + `}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "greeter__hello")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	fmt.Printf("%s, session %q\n%s", resp.Status, resp.Header.Get("Mcp-Session-Id"), answer)
+	// Output:
+	// 200 OK, session ""
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello over HTTP"}],"resultType":"complete"}}
 }

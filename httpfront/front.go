@@ -60,18 +60,22 @@ type Front struct {
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
+	keepAlive    time.Duration // how often a quiet modern event stream gets a comment: keepAliveEvery
+	maxStateless int           // bounds the modern requests in flight but listens: maxStatelessRequests
 
 	// sessionsCtx is every session's Serve context: Close cancels it, and
 	// each session then gets the shutdown grace for its requests in flight.
 	sessionsCtx context.Context
 	endSessions context.CancelFunc
 
-	mu       sync.Mutex
-	sessions map[string]*httpSession
-	closed   bool           // shutting down: no new sessions or requests
-	serving  sync.WaitGroup // each session's Serve goroutine
-	stop     chan struct{}  // closed by Close: ends the janitor
-	janitor  sync.WaitGroup
+	mu                sync.Mutex
+	sessions          map[string]*httpSession
+	listens           int            // modern subscriptions/listen streams open: they count with sessions against max_sessions
+	statelessInFlight int            // other modern requests being served: at most maxStatelessRequests
+	closed            bool           // shutting down: no new sessions or requests
+	serving           sync.WaitGroup // each session's Serve goroutine, and each modern request's
+	stop              chan struct{}  // closed by Close: ends the janitor
+	janitor           sync.WaitGroup
 }
 
 // New builds the HTTP front for g, configured by the gateway's config
@@ -79,7 +83,7 @@ type Front struct {
 // where it will be served (for the default allowed Host values).
 func New(g *proxy.Gateway, listenAddr string) *Front {
 	cfg := g.Config().HTTP
-	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.bodies.max = max(bodyBudgetBytes, int64(g.Config().MaxMessage)+1) // one body of any allowed size fits
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()

@@ -1,21 +1,34 @@
 package httpfront
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/internal/mcpheader"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/proxy"
 )
 
 func (f *Front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		f.servePost(w, r)
-	case http.MethodGet:
-		f.serveGet(w, r)
-	case http.MethodDelete:
-		f.serveDelete(w, r)
+	case http.MethodGet, http.MethodDelete:
+		if r.Header.Get(headerSession) == "" {
+			// Only a legacy session has a stream to GET or an end to
+			// DELETE; the modern era has neither, and its spec answers 405.
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, r.Method+" needs an Mcp-Session-Id (a legacy session, opened by initialize); a client of MCP 2026-07-28 sends every request as a POST", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodGet {
+			f.serveGet(w, r)
+		} else {
+			f.serveDelete(w, r)
+		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "use POST, GET or DELETE", http.StatusMethodNotAllowed)
@@ -29,10 +42,21 @@ func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
 	w.Write((&jsonrpc.Message{ID: id, Error: jsonrpc.ToWire(err)}).Encode())
 }
 
+// errNoSession answers a legacy message that names no session and is not
+// initialize. It is what a legacy server answers, and so what a client of
+// both eras must read as "not a modern server" when its server/discover
+// probe comes without the envelope: a 400 whose JSON-RPC error is none of
+// the modern era's codes (-32020, -32021, -32022). Not -32601: the spec
+// lists "unknown method" among the errors only a modern server returns.
+var errNoSession = jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "missing %s header: send initialize first, then the session id it returned", headerSession)
+
 func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 	var hs *httpSession
-	if r.Header.Get(headerSession) != "" {
+	if r.Header.Get(headerSession) != "" && !isModernVersion(r.Header.Get(headerProtocol)) {
 		// Before the body: a POST to an unknown session costs no read.
+		// (A modern request's session id is ignored, and its body read:
+		// one that claims the modern era without saying so in its
+		// headers finds out from the body's answer, below.)
 		var status int
 		var err error
 		if hs, status, err = f.lookup(r); err != nil {
@@ -48,6 +72,10 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, err := jsonrpc.Decode(body)
 	batch := len(body) > 0 && strings.HasPrefix(strings.TrimSpace(string(body[:min(len(body), 16)])), "[")
+	if batch && batchHasModern(body) {
+		jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "a JSON-RPC batch may not carry requests of protocol %s: send each as a POST of its own", proxy.ModernVersions()[0]))
+		return
+	}
 	if err != nil && !batch {
 		id := jsonrpc.ID{}
 		if msg != nil {
@@ -56,11 +84,42 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, id, err)
 		return
 	}
+	if !batch {
+		if claim := modernClaim(msg); claim != nil {
+			f.serveModern(w, r, msg, claim, len(body))
+			return
+		}
+		if v := r.Header.Get(headerProtocol); isModernVersion(v) {
+			if msg.IsRequest() {
+				jsonError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.ErrInvalidParams,
+					"the %s header names protocol %s, but the request has no _meta envelope: a request of that protocol carries %q and the client's capabilities in params._meta", mcpheader.ProtocolVersion, quoteShort(v), metaProtocolVersion))
+				return
+			}
+			w.WriteHeader(http.StatusAccepted) // a modern notification: nothing to do with it over HTTP
+			return
+		}
+	}
+	if hs == nil && r.Header.Get(headerSession) != "" {
+		var status int
+		if hs, status, err = f.lookup(r); err != nil {
+			http.Error(w, err.Error(), status)
+			return
+		}
+		hs.use(1)
+		defer hs.use(-1)
+	}
 	created := hs == nil
 	if created {
-		var status int
-		if hs, status, err = f.initSession(msg); err != nil {
-			http.Error(w, err.Error(), status)
+		if batch || msg.Method != methodInitialize {
+			id := jsonrpc.ID{}
+			if !batch {
+				id = msg.ID
+			}
+			jsonError(w, http.StatusBadRequest, id, errNoSession)
+			return
+		}
+		if hs, err = f.newSession(false); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		hs.use(1)
@@ -109,6 +168,24 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 		hs.setVersion(version)
 	}
+}
+
+// batchHasModern reports whether a batch holds a message with the modern
+// envelope: the modern era has no batches.
+func batchHasModern(body []byte) bool {
+	if !bytes.Contains(body, []byte(metaProtocolVersion)) {
+		return false
+	}
+	elems, err := rawjson.ElementsValid(body)
+	if err != nil {
+		return false
+	}
+	for _, e := range elems {
+		if m, err := jsonrpc.Decode(e); err == nil && modernClaim(m) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // negotiated reads the protocol version from initialize's answer; ok is

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/proxy"
 )
 
@@ -37,20 +36,6 @@ func (hs *httpSession) version() string {
 	return hs.protocol
 }
 
-// initSession makes a session for a POST that names none: only an
-// initialize may. (A POST that names one finds it with lookup, which also
-// checks MCP-Protocol-Version.)
-func (f *Front) initSession(msg *jsonrpc.Message) (*httpSession, int, error) {
-	if msg == nil || msg.Method != methodInitialize {
-		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header: send initialize first, then the session id it returned", headerSession)
-	}
-	hs, err := f.newSession(false)
-	if err != nil {
-		return nil, http.StatusServiceUnavailable, err
-	}
-	return hs, 0, nil
-}
-
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *Front) newSession(legacy bool) (*httpSession, error) {
 	id := newSessionID()
@@ -60,7 +45,7 @@ func (f *Front) newSession(legacy bool) (*httpSession, error) {
 		f.mu.Unlock()
 		return nil, errors.New("mcpgate is shutting down: it takes no new sessions")
 	}
-	if len(f.sessions) >= f.cfg.MaxSessions {
+	if len(f.sessions)+f.listens >= f.cfg.MaxSessions {
 		f.mu.Unlock()
 		f.g.Logger().Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
 		return nil, fmt.Errorf("too many sessions open (max_sessions is %d); try again later", f.cfg.MaxSessions)

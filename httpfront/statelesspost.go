@@ -1,0 +1,186 @@
+package httpfront
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// maxStatelessRequests bounds the modern requests in flight at once, over
+// all clients: as many as one legacy session may have. Each is a gateway
+// session while it runs (a few goroutines); past the bound a request is
+// refused with 503 rather than queued.
+const maxStatelessRequests = 1024
+
+// methodListen is the modern era's long-lived request: its answer is an
+// event stream of the notifications it asked for, as a legacy session's GET
+// stream is.
+const methodListen = "subscriptions/listen"
+
+// serveModern serves a POST whose body carries the modern envelope: checked
+// (400 or 404 with a JSON-RPC error when it cannot be served), then served
+// by a gateway session of its own that ends with it. No session id is
+// minted or echoed; one the client sent is ignored.
+func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, claim json.RawMessage, bodySize int) {
+	if !msg.IsRequest() {
+		// The modern era defines no notification from the client over HTTP
+		// (closing a response stream cancels its request), so there is
+		// nothing to do with one: accepted, as the spec says of any.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if status, err := f.checkModern(r, msg, claim); err != nil {
+		jsonError(w, status, msg.ID, err)
+		return
+	}
+	listen := msg.Method == methodListen
+	release, err := f.admitStateless(listen, bodySize)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		jsonError(w, http.StatusServiceUnavailable, msg.ID, err)
+		return
+	}
+	// A listen's notifications can only come on an event stream, whatever
+	// the client said it accepts.
+	st := newStatelessStream(msg, listen || acceptsEvents(r))
+	go func() {
+		defer f.serving.Done()
+		defer release()
+		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{})
+	}()
+	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
+	st.respond(w, r, f.writeTimeout, f.keepAlive)
+}
+
+// acceptsEvents reports whether the client takes an event stream: modern
+// clients must list both types; one that sends no Accept takes anything.
+func acceptsEvents(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return accept == "" || strings.Contains(accept, "text/event-stream") || strings.Contains(accept, "*/*")
+}
+
+// admitStateless takes a place for a modern request, and a place among the
+// Serve goroutines Close waits for. A listen is a long-lived stream, as a
+// legacy session's GET stream is, and counts against max_sessions with the
+// sessions; other requests count against maxStatelessRequests. While a
+// request runs, its body also stays counted in the front's body budget:
+// the gateway holds it until it is answered. release gives it all back.
+func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err error) {
+	if ok, _ := f.bodies.reserve(int64(bodySize)); !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate holds too many request bodies at once (%d MiB in all); try again shortly", f.bodies.max>>20)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		err = errShuttingDown
+	case listen && len(f.sessions)+f.listens >= f.cfg.MaxSessions:
+		err = jsonrpc.Errorf(jsonrpc.ErrInternal, "too many sessions and listen streams open (max_sessions is %d); try again later", f.cfg.MaxSessions)
+	case !listen && f.statelessInFlight >= f.maxStateless:
+		err = jsonrpc.Errorf(jsonrpc.ErrInternal, "too many requests in flight (mcpgate serves at most %d at once without a session); try again shortly", f.maxStateless)
+	}
+	if err != nil {
+		f.bodies.release(int64(bodySize))
+		if !errors.Is(err, errShuttingDown) {
+			f.g.Logger().Warn("HTTP request refused", "method", methodOf(listen), "err", err)
+		}
+		return nil, err
+	}
+	if listen {
+		f.listens++
+	} else {
+		f.statelessInFlight++
+	}
+	f.serving.Add(1)
+	return func() {
+		f.mu.Lock()
+		if listen {
+			f.listens--
+		} else {
+			f.statelessInFlight--
+		}
+		f.mu.Unlock()
+		f.bodies.release(int64(bodySize))
+	}, nil
+}
+
+func methodOf(listen bool) string {
+	if listen {
+		return methodListen
+	}
+	return "(stateless request)"
+}
+
+// respond writes the request's answer to its POST: plain JSON when the
+// answer comes first, else an event stream of what comes before it (with
+// a keep-alive comment when it is quiet), then the answer, which ends it.
+// It returns when the answer is out, the client left or stopped reading,
+// or the session ended without an answer.
+func (st *statelessStream) respond(w http.ResponseWriter, r *http.Request, writeTimeout, keepAliveEvery time.Duration) {
+	cw := newClientWriter(w, writeTimeout)
+	streaming := false
+	var keepAlive *time.Ticker
+	defer func() {
+		if keepAlive != nil {
+			keepAlive.Stop()
+		}
+	}()
+	// write reports whether the POST is done: answered, or cut off.
+	write := func(m postMsg) bool {
+		switch {
+		case m.msg == nil: // no answer comes (the request was cancelled)
+			if !streaming {
+				cw.status(http.StatusAccepted)
+			}
+			return true
+		case !streaming && m.final:
+			cw.json(servedStatus(m.msg), m.msg)
+			return true
+		case !streaming:
+			streaming = true
+			if cw.startEvents() != nil {
+				return true
+			}
+			keepAlive = time.NewTicker(keepAliveEvery)
+		}
+		return cw.event(m.msg) != nil || m.final
+	}
+	for {
+		var quiet <-chan time.Time
+		if keepAlive != nil {
+			quiet = keepAlive.C
+		}
+		select {
+		case m := <-st.out:
+			if write(m) {
+				return
+			}
+		case <-quiet:
+			if cw.comment("keep-alive") != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-st.closed:
+			for { // what was sent before the end still goes out
+				select {
+				case m := <-st.out:
+					if write(m) {
+						return
+					}
+					continue
+				default:
+				}
+				if !streaming {
+					cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: st.req.ID, Error: jsonrpc.ToWire(errors.New("the request ended without an answer: mcpgate is shutting down"))}).Encode())
+				}
+				return
+			}
+		}
+	}
+}
