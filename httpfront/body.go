@@ -1,6 +1,8 @@
 package httpfront
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -100,5 +102,22 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		return nil, false
 	}
 	http.NewResponseController(w).SetReadDeadline(time.Time{})
-	return body, true
+	return oneLine(body), true
+}
+
+// oneLine returns a JSON body without line breaks. JSON allows them between
+// tokens, and the gateway passes params on byte for byte, but a stdio
+// server reads one message per line: a pretty-printed request would reach
+// it broken, and whatever followed a break would be read as a message of
+// its own, past every check (a client could send a server any request).
+// Inside strings line breaks are always escaped, so only whitespace goes.
+func oneLine(body []byte) []byte {
+	if bytes.IndexByte(body, '\n') < 0 && bytes.IndexByte(body, '\r') < 0 {
+		return body
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, body) != nil {
+		return body // not JSON: answered as such, and never passed on
+	}
+	return b.Bytes()
 }

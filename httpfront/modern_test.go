@@ -251,6 +251,36 @@ func TestModernNotificationsAccepted(t *testing.T) {
 	}
 }
 
+// A body may put line breaks between JSON tokens (a pretty-printed
+// request); a stdio server reads one message per line, so the request must
+// reach it as one line: whole, and with nothing after a break taken for a
+// message of its own.
+func TestBodyLineBreaksReachStdioServerWhole(t *testing.T) {
+	_, ts := newServedFront(t, "", nil)
+	modern := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"hello\",\r\n\t\"arguments\":\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"smuggled\"}}\n,\n" + envelope + "\n}}"
+	resp := postModern(t, ts, "tools/call", "hello", modern)
+	if body := readAll(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, "hello over HTTP") {
+		t.Errorf("modern: got %s %s", resp.Status, body)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	r, err := ts.Client().Post(ts.URL+"/mcp", "application/json", strings.NewReader(init))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, r)
+	session := r.Header.Get("Mcp-Session-Id")
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader("{\"jsonrpc\":\"2.0\",\"id\":2,\n\"method\":\"tools/call\",\n\"params\":{\"name\":\n\"hello\"}\n}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Session-Id", session)
+	r, err = ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, r); r.StatusCode != http.StatusOK || !strings.Contains(body, "hello over HTTP") {
+		t.Errorf("legacy: got %s %s", r.Status, body)
+	}
+}
+
 // The status of a modern request's error: the spec's for what the client
 // must fix, 200 for what serving the request found.
 func TestModernErrorStatus(t *testing.T) {
