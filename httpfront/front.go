@@ -19,7 +19,10 @@
 // with an event stream when related messages (progress, the server's
 // requests) come before the answer; GET opens the session's stream for
 // everything else; DELETE ends the session. Sessions share the upstreams;
-// everything else is per session.
+// everything else is per session. A POST whose body carries the MCP
+// 2026-07-28 envelope belongs to no session: its headers are checked
+// against its body (modern.go, with package mcpheader), and it is served
+// as a session of its own that ends with it (stateless.go).
 package httpfront
 
 import (

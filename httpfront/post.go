@@ -64,7 +64,11 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		hs.use(1)
-		defer hs.use(-1)
+		defer func() {
+			if hs != nil {
+				hs.use(-1)
+			}
+		}()
 	}
 	body, ok := f.readBody(w, r)
 	if !ok {
@@ -86,6 +90,10 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if !batch {
 		if claim := modernClaim(msg); claim != nil {
+			if hs != nil { // its session id is ignored: the request does not keep that session in use
+				hs.use(-1)
+				hs = nil
+			}
 			f.serveModern(w, r, msg, claim, len(body))
 			return
 		}
@@ -99,6 +107,14 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	f.serveSessionPost(w, r, hs, msg, body, batch)
+}
+
+// serveSessionPost serves a legacy POST: in the session hs (looked up
+// already, and in use), in the one its header names, or, for initialize,
+// in a new one.
+func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool) {
+	var err error
 	if hs == nil && r.Header.Get(headerSession) != "" {
 		var status int
 		if hs, status, err = f.lookup(r); err != nil {
