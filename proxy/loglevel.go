@@ -44,8 +44,8 @@ func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *aud
 		if !ok {
 			continue // an isolated server's instance gets the level when it starts
 		}
-		if _, ok := u.capability("logging"); !ok {
-			continue
+		if _, ok := u.capability("logging"); !ok || u.isModern() {
+			continue // a modern server gets the level with each request
 		}
 		wg.Add(1)
 		go func() {
