@@ -268,7 +268,7 @@ type isolationFields struct {
 	lastUsed      atomic.Int64 // unix nanoseconds of the last request (instances)
 	endSupervisor context.CancelFunc
 	supervised    chan struct{} // closed when an instance's supervisor has returned
-	foundEra      string // the era a probe found (config.ProtocolModern or ProtocolLegacy); "" when not known. Guarded by base.mu
+	foundEra      string        // the era a probe found (config.ProtocolModern or ProtocolLegacy); "" when not known. Guarded by base.mu
 	lastInit      initializeResult
 	hadInit       bool // lastInit holds an instance's initialize answer; guarded by mu
 }
