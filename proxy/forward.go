@@ -51,7 +51,7 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *aud
 		return nil, err
 	}
 	rec.ToolError = isToolError(res)
-	return downgradeContent(res, s.protocolVersion()), nil
+	return downgradeContent(res, s.versionFor(ctx)), nil
 }
 
 func isToolError(result json.RawMessage) bool {
@@ -91,10 +91,31 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 		return nil, err
 	}
 	req, _ := requestFrom(ctx)
+	bridged := req.env != nil && !up.isModern() && takesInput(method)
+	if state, ok := stateOf(params); ok && bridged {
+		return s.resumeExchange(ctx, up, method, name, params, state)
+	}
 	dl := up.newDeadline()
-	params, release := s.g.mapProgressToken(s, req.id, up, params, dl)
+	sent, release := s.g.mapProgressToken(s, req.id, up, params, dl)
 	defer release()
-	return up.callWatched(ctx, method, params, dl)
+	if bridged {
+		// A legacy server may ask this modern client for input: the call
+		// is an exchange (see bridgeask.go).
+		return s.callBridged(ctx, up, method, name, sent, dl)
+	}
+	res, err := up.callWatched(ctx, method, sent, dl)
+	if err == nil && req.env == nil && inputRequired(res) {
+		// A modern server asks for input; this legacy client is asked
+		// for it the legacy way (see bridgeinput.go).
+		return s.fulfilInput(ctx, up, method, params, res)
+	}
+	return res, err
+}
+
+// takesInput reports whether a request may be answered input_required
+// (a multi-round-trip request).
+func takesInput(method string) bool {
+	return method == methodToolsCall || method == methodPromptsGet || method == methodResourcesRead
 }
 
 // routeParam resolves the name or URI a request carries in params[key] and

@@ -223,6 +223,15 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, metaKeyPrefix) {
 		return params
 	}
+	return withoutMeta(params, envelopeKeys...)
+}
+
+// withoutMeta takes keys out of obj._meta.
+func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
+	params := obj
+	if !bytes.Contains(params, []byte(`"_meta"`)) {
+		return params
+	}
 	ms, err := rawjson.SplitValid(params)
 	if err != nil {
 		return params
@@ -237,7 +246,7 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	}
 	kept := []byte{'{'}
 	for _, m := range mm {
-		if slices.Contains(envelopeKeys, m.Key) {
+		if slices.Contains(keys, m.Key) {
 			continue
 		}
 		if len(kept) > 1 {

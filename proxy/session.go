@@ -62,6 +62,15 @@ func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
 	return s
 }
 
+// versionFor is the protocol version of the request ctx serves: a modern
+// request's own, else the session's.
+func (s *session) versionFor(ctx context.Context) string {
+	if env := envelopeOf(ctx); env != nil {
+		return env.version
+	}
+	return s.protocolVersion()
+}
+
 func (s *session) protocolVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

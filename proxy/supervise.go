@@ -61,6 +61,9 @@ func (u *upstream) supervise(ctx context.Context) {
 			// Before ready is closed: clients still waiting in initialize
 			// will see these items in their first list and need no notice.
 			u.g.upstreamCame(u)
+			if w.isModern() && u.listensTo() {
+				u.g.goBackground(func() { u.keepListening(w) })
+			}
 		}
 		u.attemptEnded()
 		select {
@@ -225,7 +228,7 @@ func (u *upstream) connect() (*wire, error) {
 		MaxInFlightBytes: maxServerRequestBytes,
 		Received:         u.arrived,
 	}).Start()
-	return &wire{conn: conn, out: out, link: l}, nil
+	return &wire{conn: conn, out: out, link: l, listen: newUpListen()}, nil
 }
 
 // awaitEnd waits for the connection to end (a crash, or the server closing
@@ -238,6 +241,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 	case <-ctx.Done():
 		return ""
 	}
+	w.endListens()
 	reason := u.g.redact(w.link.reason(2 * time.Second))
 	u.mu.Lock()
 	if u.wire == w && u.state == stateConnected {

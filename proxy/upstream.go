@@ -69,6 +69,7 @@ type wire struct {
 	out    *outbox
 	link   link
 	modern atomic.Bool // the server speaks the modern era: requests carry the envelope
+	listen *upListen   // a modern server's subscriptions/listen (see upstreamlisten.go)
 }
 
 // eraLink is a link whose transport differs by era (HTTP: headers,
@@ -205,7 +206,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	}
 	if r, ok := requestFrom(ctx); ok {
 		var done func()
-		sent, done = u.addCaller(r)
+		sent, done = u.addCaller(r, dl)
 		defer done()
 	}
 	// The deadline covers the whole request: waiting for room in the
