@@ -207,12 +207,15 @@ var envelopeKeys = []string{metaProtocolVersion, metaClientCaps, metaClientInfo,
 // server gets mcpgate's envelope for the client behind ctx; a legacy one
 // gets none (a client's envelope is taken out: a dual-era server would
 // otherwise serve the request as a modern one, inside a legacy session).
-func (u *upstream) outgoing(ctx context.Context, w *wire, params json.RawMessage) json.RawMessage {
+//
+// A list is fetched once for every client (and cached), so it is asked for
+// with mcpgate's own capabilities, whoever asked first.
+func (u *upstream) outgoing(ctx context.Context, w *wire, method string, params json.RawMessage) json.RawMessage {
 	if !w.isModern() {
 		return withoutEnvelope(params)
 	}
 	caps, level := gatewayCaps, ""
-	if r, ok := requestFrom(ctx); ok {
+	if r, ok := requestFrom(ctx); ok && !sharedAnswer(method) {
 		caps, level = r.clientCaps(), r.logLevel()
 	}
 	return setMeta(withoutEnvelope(params), envelopePairs(caps, level, u.g.version)...)
@@ -286,4 +289,14 @@ func (r clientRequest) logLevel() string {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	return r.s.logLevel
+}
+
+// sharedAnswer reports whether the answer to method serves every client:
+// the lists, and mcpgate's own listen.
+func sharedAnswer(method string) bool {
+	switch method {
+	case methodToolsList, methodPromptsList, methodResourcesList, methodTemplatesList, methodListen, methodDiscover:
+		return true
+	}
+	return false
 }

@@ -215,7 +215,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	defer cancel(nil)
 	dl.start(func() { cancel(errDeadline) })
 	defer dl.stop()
-	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, params))
+	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
 		sent(call.ID())

@@ -94,7 +94,7 @@ func (u *upstream) relisten(ctx context.Context, w *wire) (listenFilter, error) 
 	defer func() { <-ls.turn }()
 	filter := u.listenFilterFor()
 	lctx, cancel := context.WithCancel(u.g.ctx)
-	call, err := w.conn.Go(lctx, methodListen, u.outgoing(context.Background(), w, mustJSON(map[string]any{"notifications": filter})))
+	call, err := w.conn.Go(lctx, methodListen, u.outgoing(context.Background(), w, methodListen, mustJSON(map[string]any{"notifications": filter})))
 	if err != nil {
 		cancel()
 		return listenFilter{}, err
