@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -74,6 +75,19 @@ func (u *upstream) addCaller(r clientRequest, dl *deadline) (sent func(jsonrpc.I
 			}
 		}
 	}
+}
+
+// modernCallers are the modern requests in flight to u, once each.
+func (u *upstream) modernCallers() []clientRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []clientRequest
+	for _, c := range u.callers {
+		if c.env != nil && !slices.ContainsFunc(out, func(r clientRequest) bool { return r.s == c.s && r.id == c.id }) {
+			out = append(out, c.clientRequest)
+		}
+	}
+	return out
 }
 
 // cause is what the gateway knows about the client request behind a

@@ -119,4 +119,11 @@ func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
 			s.notify(notifyMessage, out)
 		}
 	}
+	// A modern client gets log messages only for a request that asked for
+	// them, on that request's stream: those of its requests in flight here.
+	for _, c := range u.modernCallers() {
+		if c.env.wantsLog(m.Level) {
+			c.s.notifyRelated(notifyMessage, out, c.id)
+		}
+	}
 }

@@ -204,7 +204,10 @@ func (s *session) dispatchModern(ctx context.Context, msg *jsonrpc.Message, m cl
 	}
 	res, err := m.serve(s, ctx, msg.Params, rec)
 	if err != nil {
-		return nil, err
+		return nil, modernError(err)
+	}
+	if msg.Method == methodResourcesRead && !inputRequired(res) {
+		res = withDefaultCacheHint(res)
 	}
 	return completeResult(res), nil
 }
