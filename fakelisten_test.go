@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -22,8 +23,20 @@ type fakeListen struct {
 	ctx    context.Context // ends when the client ends the stream: nothing more is sent
 	id     jsonrpc.ID
 	filter fakeFilter
-	send   noteSender
 	end    chan struct{} // closed when the fake ends the subscription (end_listens)
+
+	// sendMu is held across each send, the acknowledgement's first: the
+	// subscription is announced before it is acknowledged (a client may
+	// act on the acknowledgement at once), and yet nothing goes before it.
+	sendMu sync.Mutex
+	send   noteSender
+}
+
+// deliver sends a notification on the stream, tagged.
+func (l *fakeListen) deliver(method string, params json.RawMessage) {
+	l.sendMu.Lock()
+	defer l.sendMu.Unlock()
+	l.send(method, tagged(params, l.id))
 }
 
 // fakeFilter is a SubscriptionFilter.
@@ -134,10 +147,11 @@ func (f *fake) listen(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "subscriptions/listen: params.notifications is missing or not an object (a SubscriptionFilter: toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)")
 	}
 	idMeta := map[string]any{metaSubscriptionID: msg.ID}
-	l := &fakeListen{ctx: ctx, id: msg.ID, filter: f.honour(asked), send: f.sender(ctx), end: make(chan struct{})}
-	l.send("notifications/subscriptions/acknowledged", mustMarshal(map[string]any{"_meta": idMeta, "notifications": l.filter}))
+	ack := mustMarshal(map[string]any{"_meta": idMeta, "notifications": f.honour(asked)})
 	result := mustMarshal(map[string]any{"_meta": idMeta})
+	l := &fakeListen{ctx: ctx, id: msg.ID, filter: f.honour(asked), send: f.sender(ctx), end: make(chan struct{})}
 	if l.filter.empty() {
+		l.send("notifications/subscriptions/acknowledged", ack)
 		return result, nil
 	}
 	if f.conn != nil {
@@ -145,9 +159,12 @@ func (f *fake) listen(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		// listen request's context, which ends with it.
 		l.send = func(method string, params json.RawMessage) { f.conn.Notify(context.Background(), method, params) }
 	}
+	l.sendMu.Lock()
 	f.mu.Lock()
 	f.listens = append(f.listens, l)
 	f.mu.Unlock()
+	l.send("notifications/subscriptions/acknowledged", ack)
+	l.sendMu.Unlock()
 	defer f.dropListen(l)
 	select {
 	case <-l.end:
@@ -216,7 +233,7 @@ func (f *fake) announce(ctx context.Context, method string, params json.RawMessa
 		// cancellation has ended its context already.
 		if l.filter.wants(method, params) && l.ctx.Err() == nil {
 			for range count {
-				l.send(method, tagged(params, l.id))
+				l.deliver(method, params)
 			}
 		}
 	}
