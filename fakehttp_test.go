@@ -54,7 +54,14 @@ func fakeHTTPMain(urlFile, specFile string) int {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
 		return 1
 	}
-	if err := os.WriteFile(urlFile, []byte("http://"+ln.Addr().String()+"/mcp"), 0o644); err != nil {
+	// Written whole, then renamed into place: a script's waitfile returns
+	// as soon as the file exists, and an envfile right after it read an
+	// empty URL now and then while the file was being written.
+	err = os.WriteFile(urlFile+".tmp", []byte("http://"+ln.Addr().String()+"/mcp"), 0o644)
+	if err == nil {
+		err = os.Rename(urlFile+".tmp", urlFile)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
 		return 1
 	}
