@@ -146,10 +146,10 @@ func (f *fake) listen(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "subscriptions/listen: params.notifications is missing or not an object (a SubscriptionFilter: toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)")
 	}
-	idMeta := map[string]any{metaSubscriptionID: msg.ID}
-	ack := mustMarshal(map[string]any{"_meta": idMeta, "notifications": f.honour(asked)})
-	result := mustMarshal(map[string]any{"_meta": idMeta})
 	l := &fakeListen{ctx: ctx, id: msg.ID, filter: f.honour(asked), send: f.sender(ctx), end: make(chan struct{})}
+	idMeta := map[string]any{metaSubscriptionID: msg.ID}
+	ack := mustMarshal(map[string]any{"_meta": idMeta, "notifications": l.filter})
+	result := mustMarshal(map[string]any{"_meta": idMeta})
 	if l.filter.empty() {
 		l.send("notifications/subscriptions/acknowledged", ack)
 		return result, nil
