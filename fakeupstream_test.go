@@ -139,7 +139,7 @@ type fakeResource struct {
 	Raw  json.RawMessage
 	URI  string
 	Text string
-	Do   fakeBehaviour // only input is honoured
+	Do   fakeBehaviour // only input and error are honoured
 }
 
 func (r *fakeResource) UnmarshalJSON(b []byte) error {
@@ -397,6 +397,11 @@ func (f *fake) serve(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage
 		for _, r := range f.spec.Resources {
 			if r.URI == p.URI && r.Text != "" {
 				text = r.Text
+			}
+			if r.URI == p.URI && r.Do.Error != nil {
+				var e jsonrpc.Error
+				json.Unmarshal(r.Do.Error, &e)
+				return nil, &e
 			}
 			if r.URI == p.URI && len(r.Do.Input) > 0 {
 				res, echo, err := f.serveInput(ctx, msg.Method, p.URI, r.Do.Input, msg.Params, f.askClient())

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -179,4 +180,15 @@ func (s *session) inputFailed(method, why string) (json.RawMessage, error) {
 		return mustJSON(map[string]any{"content": []any{map[string]string{"type": "text", "text": "mcpgate could not get the input the tool needs: " + why}}, "isError": true}), nil
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate could not get the input %s needs: %s", method, why)
+}
+
+// legacyInputError tells a legacy client that a modern server needs input
+// it cannot give (-32021, a code its protocol lacks) as it would be told
+// by mcpgate: a tool error for a tool call, -32603 otherwise.
+func (s *session) legacyInputError(method string, res json.RawMessage, err error) (json.RawMessage, error) {
+	var e *jsonrpc.Error
+	if err == nil || !errors.As(err, &e) || e.Code != codeMissingCapability {
+		return res, err
+	}
+	return s.inputFailed(method, "the server needs input this client did not declare it can give: "+e.Message)
 }

@@ -247,19 +247,29 @@ func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 	if err != nil {
 		return params
 	}
-	kept := []byte{'{'}
-	for _, m := range mm {
+	kept := objectWithout(mm, keys)
+	if len(kept) == 2 { // nothing left: no _meta at all
+		return objectWithout(ms, []string{"_meta"})
+	}
+	return ms.Replace(params, "_meta", kept)
+}
+
+// objectWithout is the object of members ms without the members keys;
+// values are kept byte for byte.
+func objectWithout(ms rawjson.MemberList, keys []string) json.RawMessage {
+	out := []byte{'{'}
+	for _, m := range ms {
 		if slices.Contains(keys, m.Key) {
 			continue
 		}
-		if len(kept) > 1 {
-			kept = append(kept, ',')
+		if len(out) > 1 {
+			out = append(out, ',')
 		}
-		kept = rawjson.AppendString(kept, m.Key)
-		kept = append(kept, ':')
-		kept = append(kept, m.Value...)
+		out = rawjson.AppendString(out, m.Key)
+		out = append(out, ':')
+		out = append(out, m.Value...)
 	}
-	return ms.Replace(params, "_meta", append(kept, '}'))
+	return append(out, '}')
 }
 
 // clientCaps are the capabilities of the client behind the request: a
