@@ -38,6 +38,7 @@ type fakeSpec struct {
 	IgnoreEOF    bool              `json:"ignore_eof"`           // keep running after stdin closes (until signalled)
 	IgnoreTERM   bool              `json:"ignore_term"`          // ignore SIGTERM too
 	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
+	BeforeInit   string            `json:"before_initialize"`    // legacy era: what a request before initialize gets: "" (served), "silence" (never answered), "exit" (the process exits 1)
 	InitWaitFile string            `json:"init_wait_for_file"`   // answer initialize only once this file exists
 	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
@@ -264,13 +265,14 @@ func startSleeper(pidfile string, setsid bool) {
 }
 
 type fake struct {
-	spec       fakeSpec
-	conn       *jsonrpc.Conn // nil over -http
-	deaf       atomic.Bool   // stop_reading: stdin is never read again
-	legacyOpen atomic.Bool   // dual: initialize has opened a legacy stdio session
-	logMu      sync.Mutex
-	mu         sync.Mutex    // guards spec.Tools, which add_tool changes, and listens
-	listens    []*fakeListen // open subscriptions/listen streams
+	spec        fakeSpec
+	conn        *jsonrpc.Conn // nil over -http
+	deaf        atomic.Bool   // stop_reading: stdin is never read again
+	legacyOpen  atomic.Bool   // dual: initialize has opened a legacy stdio session
+	initialized atomic.Bool   // initialize has come (before_initialize)
+	logMu       sync.Mutex
+	mu          sync.Mutex    // guards spec.Tools, which add_tool changes, and listens
+	listens     []*fakeListen // open subscriptions/listen streams
 
 	listed chan struct{} // 1-buffered: poked each time tools/list is served
 
@@ -308,6 +310,19 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		os.Stdout.WriteString("this is not JSON\n" +
 			`{"jsonrpc":"2.0","id":99999,"result":{}}` + "\n" +
 			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 5000) + `"}}` + "\n")
+	}
+	if f.era() == eraLegacy && msg.IsRequest() && msg.Method != "initialize" && !f.initialized.Load() {
+		switch f.spec.BeforeInit {
+		case "silence":
+			<-ctx.Done()
+			return nil, ctx.Err()
+		case "exit":
+			fmt.Fprintln(os.Stderr, "fakeupstream: a request before initialize; exiting")
+			os.Exit(1)
+		}
+	}
+	if msg.Method == "initialize" {
+		f.initialized.Store(true)
 	}
 	if f.era() != eraLegacy && msg.IsRequest() {
 		if modernClaim(msg.Params) {

@@ -106,10 +106,16 @@ func (u *upstream) discover(ctx context.Context, w *wire, sure bool) (res initia
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	w.setEra(true) // the probe itself is a modern request
-	raw, err := w.conn.Call(dctx, methodDiscover, setMeta(nil, envelopePairs(gatewayCaps, "", u.g.version)...))
+	params := setMeta(nil, envelopePairs(gatewayCaps, "", u.g.version)...)
+	raw, err := u.ask(dctx, w, methodDiscover, params)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && offersModern(rpcErr) {
+		// Refused, yet naming the version mcpgate asked for as one it
+		// speaks: the spec has the client try again with it, once.
+		raw, err = u.ask(dctx, w, methodDiscover, params)
+	}
 	if err != nil {
 		w.setEra(false)
-		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr) && offersModern(rpcErr):
 			return res, true, fmt.Errorf("it speaks protocol 2026-07-28 but refused server/discover: %v", rpcErr.Message)
@@ -136,6 +142,20 @@ func (u *upstream) discover(ctx context.Context, w *wire, sure bool) (res initia
 		json.Unmarshal(info, &d.ServerInfo)
 	}
 	return initializeResult{ProtocolVersion: versionModern, Capabilities: d.Capabilities, ServerInfo: d.ServerInfo, Instructions: d.Instructions}, true, nil
+}
+
+// ask sends one request of the handshake and waits for its answer within
+// ctx; a request given up on is cancelled, as any other.
+func (u *upstream) ask(ctx context.Context, w *wire, method string, params json.RawMessage) (json.RawMessage, error) {
+	call, err := w.conn.Go(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := call.Wait(ctx)
+	if ctx.Err() != nil {
+		u.sendCancel(w, call.ID(), "no answer in time")
+	}
+	return res, err
 }
 
 // offersModern reports whether an error is a modern server's refusal of
