@@ -174,6 +174,7 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 	ctx = withRequest(ctx, s, msg.ID, env)
 	m := clientMethods[msg.Method]
 	if env != nil {
+		rec.Protocol, rec.Client = env.version, env.client.Name
 		return s.dispatchModern(ctx, msg, m, rec)
 	}
 	switch {
