@@ -277,3 +277,17 @@ func invalidState(why string) error {
 	e.Data = json.RawMessage(`{"reason":"invalid_request_state"}`)
 	return e
 }
+
+// endExchanges ends every exchange still waiting for its client: mcpgate
+// is stopping, and nobody will come back for them.
+func (g *Gateway) endExchanges() {
+	g.mu.Lock()
+	parked := make([]*exchange, 0, len(g.parked))
+	for _, x := range g.parked {
+		parked = append(parked, x)
+	}
+	g.mu.Unlock()
+	for _, x := range parked {
+		x.end("mcpgate is stopping")
+	}
+}

@@ -239,6 +239,7 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 // its whole process group) and closes the audit trail.
 func (g *Gateway) Close() error {
 	g.cancel()
+	g.endExchanges()
 	g.starting.Wait()
 	g.stopAllInstances()
 	g.bgMu.Lock()
