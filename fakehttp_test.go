@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,9 +25,14 @@ import (
 //	fakeupstream -http URLFILE SPEC.json
 //
 // It listens on a free loopback port and writes its URL to URLFILE. Tools
-// may use text, wait_for_file and ask; nothing else. The spec's "http"
-// object changes how it serves (fakeHTTPOptions); its "log" gets every
-// message POSTed and a line for every GET.
+// called in a legacy session may use text, wait_for_file, ask and input;
+// nothing else. A modern or dual fake ("era") serves the 2026-07-28 wire
+// as fakehttpmodern_test.go says, where every behaviour works as on stdio.
+// The spec's "http" object changes how it serves (fakeHTTPOptions); its
+// "log" gets every message POSTed, a line for every GET and, for a modern
+// or dual fake, a line "headers {JSON}" with each POST's Mcp-* headers
+// before its message, and "client closed the stream of id ID" when a
+// client closes a modern request's stream before the answer.
 func fakeHTTPMain(urlFile, specFile string) int {
 	data, err := os.ReadFile(specFile)
 	if err != nil {
@@ -33,18 +40,28 @@ func fakeHTTPMain(urlFile, specFile string) int {
 		return 2
 	}
 	var spec fakeSpec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
+	if err := json.Unmarshal(data, &spec); err == nil {
+		err = spec.check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fakeupstream: %s: %v\n", specFile, err)
 		return 2
 	}
-	f := &fake{spec: spec, listed: make(chan struct{}, 1), asked: make(chan struct{})}
+	f := newFake(spec)
 	h := &fakeHTTP{f: f, waiting: map[jsonrpc.ID]chan json.RawMessage{}, streams: map[int]*fakeStream{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
 		return 1
 	}
-	if err := os.WriteFile(urlFile, []byte("http://"+ln.Addr().String()+"/mcp"), 0o644); err != nil {
+	// Written whole, then renamed into place: a script's waitfile returns
+	// as soon as the file exists, and an envfile right after it read an
+	// empty URL now and then while the file was being written.
+	err = os.WriteFile(urlFile+".tmp", []byte("http://"+ln.Addr().String()+"/mcp"), 0o644)
+	if err == nil {
+		err = os.Rename(urlFile+".tmp", urlFile)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
 		return 1
 	}
@@ -127,19 +144,32 @@ func (h *fakeHTTP) log(line string) {
 }
 
 func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet {
+	modernOnly := h.f.era() == eraModern
+	if r.Method == http.MethodGet && !modernOnly {
 		h.serveGet(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
+		if modernOnly {
+			if r.URL.Path != "/healthz" { // a client waiting for the server to start
+				h.log(r.Method + " refused: 405")
+			}
+			w.Header().Set("Allow", "POST")
+		}
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	if h.f.era() != eraLegacy {
+		h.log(mcpHeaderLog(r))
+	}
 	h.log(string(body))
 	msg, err := jsonrpc.Decode(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if h.f.era() != eraLegacy && h.serveModern(w, r, msg) {
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", "fake-session")
@@ -295,32 +325,59 @@ func (h *fakeHTTP) runTool(msg *jsonrpc.Message, send func(*jsonrpc.Message), do
 	}
 	text := do.Text
 	if do.Ask != nil {
-		h.mu.Lock()
-		h.nextID++
-		id := jsonrpc.StringID(fmt.Sprintf("ask-%d", h.nextID))
-		ch := make(chan json.RawMessage, 1)
-		h.waiting[id] = ch
-		h.mu.Unlock()
-		ask := &jsonrpc.Message{ID: id, Method: do.Ask.Method, Params: do.Ask.Params}
-		if !h.f.spec.HTTP.StandaloneAsks {
-			send(ask)
-		} else if !h.sendStandalone(ask.Encode()) {
-			h.log("dropped " + do.Ask.Method + ": no GET stream open")
-		}
-		select {
-		case res := <-ch:
-			text = "client answered: " + string(res)
-		case <-done:
+		res, err := h.ask(do.Ask.Method, do.Ask.Params, send, done)
+		switch {
+		case errors.Is(err, context.Canceled):
 			return
-		case <-time.After(20 * time.Second):
+		case err != nil:
 			text = "no answer from the client"
+		default:
+			text = "client answered: " + string(res)
 		}
+	}
+	if len(do.Input) > 0 {
+		answers, err := inputByRequests(context.Background(), do.Input, func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return h.ask(method, params, send, done)
+		})
+		if err != nil {
+			return
+		}
+		text = h.f.inputEcho(p.Name, answers)
 	}
 	if text == "" {
 		text = fmt.Sprintf("%s/%s %s", h.f.spec.Name, p.Name, strings.TrimSpace(string(p.Arguments)))
 	}
 	res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}})
 	send(&jsonrpc.Message{ID: msg.ID, Result: res})
+}
+
+// errStreamGone: the call's stream closed while it waited for the client.
+var errStreamGone = fmt.Errorf("the call's stream closed: %w", context.Canceled)
+
+// ask sends a request to the client, on the call's stream (or the GET
+// stream, with standalone_asks), and waits for the answer: errStreamGone
+// when done ends the wait, another error when the client gave none in 20s.
+func (h *fakeHTTP) ask(method string, params json.RawMessage, send func(*jsonrpc.Message), done <-chan struct{}) (json.RawMessage, error) {
+	h.mu.Lock()
+	h.nextID++
+	id := jsonrpc.StringID(fmt.Sprintf("ask-%d", h.nextID))
+	ch := make(chan json.RawMessage, 1)
+	h.waiting[id] = ch
+	h.mu.Unlock()
+	ask := &jsonrpc.Message{ID: id, Method: method, Params: params}
+	if !h.f.spec.HTTP.StandaloneAsks {
+		send(ask)
+	} else if !h.sendStandalone(ask.Encode()) {
+		h.log("dropped " + method + ": no GET stream open")
+	}
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-done:
+		return nil, errStreamGone
+	case <-time.After(20 * time.Second):
+		return nil, fmt.Errorf("no answer from the client to %s in 20s", method)
+	}
 }
 
 // callTool answers on an event stream, so that a request to the client can

@@ -25,7 +25,7 @@ type fakeSpec struct {
 	Instructions string            `json:"instructions"` // initialize instructions
 	Capabilities json.RawMessage   `json:"capabilities"` // default: derived from what it lists
 	Tools        []fakeTool        `json:"tools"`
-	Prompts      []json.RawMessage `json:"prompts"`
+	Prompts      []fakePrompt      `json:"prompts"`
 	Resources    []fakeResource    `json:"resources"`
 	Templates    []json.RawMessage `json:"templates"`
 	PageSize     int               `json:"page_size"`            // split lists into pages of this size
@@ -38,12 +38,21 @@ type fakeSpec struct {
 	IgnoreEOF    bool              `json:"ignore_eof"`           // keep running after stdin closes (until signalled)
 	IgnoreTERM   bool              `json:"ignore_term"`          // ignore SIGTERM too
 	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
+	BeforeInit   string            `json:"before_initialize"`    // legacy era: what a request before initialize gets: "" (served), "silence" (never answered), "exit" (the process exits 1)
 	InitWaitFile string            `json:"init_wait_for_file"`   // answer initialize only once this file exists
 	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
 	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
 	StartsLog    string            `json:"starts_log"`           // append a line here each time the server starts
 	HTTP         fakeHTTPOptions   `json:"http"`                 // how -http serves (fakehttp_test.go)
+
+	// The modern era (fakemodern_test.go, and fakehttpmodern_test.go for -http).
+	Era            string                   `json:"era"`             // "legacy" (default), "modern" (2026-07-28 only) or "dual"
+	ModernVersions []string                 `json:"modern_versions"` // the modern versions served: discover's supportedVersions, -32022's supported (default ["2026-07-28"])
+	TTLMS          int                      `json:"ttl_ms"`          // ttlMs of cacheable modern results: discover, the lists, resources/read (default 0)
+	CacheScope     string                   `json:"cache_scope"`     // their cacheScope: "public" or "private" (default)
+	CacheByMethod  map[string]fakeCacheHint `json:"cache_by_method"` // per method ("tools/list", "server/discover", …): {"ttl_ms": N, "cache_scope": S} overriding the two
+	BareResults    bool                     `json:"bare_results"`    // modern results carry no resultType, serverInfo or caching hints (an early draft's server)
 }
 
 // fakeTool is a tool plus what calling it does ("do" is not listed).
@@ -52,6 +61,12 @@ type fakeTool struct {
 	Do  fakeBehaviour
 }
 
+// fakeBehaviour is what calling a tool does. To a modern request (era
+// modern or dual), notify and update go to the subscriptions/listen streams
+// that asked for them (fakelisten_test.go), log_message and log_burst only
+// when the request's _meta has a logLevel that admits info, and progress
+// uses _meta.progressToken as before. ask still sends its request on stdio
+// (a server breaking the modern rule); over -http it is an error.
 type fakeBehaviour struct {
 	Text        string          `json:"text"`          // answer with this text (default: echo the arguments)
 	Result      json.RawMessage `json:"result"`        // answer with exactly this result
@@ -78,6 +93,10 @@ type fakeBehaviour struct {
 	Stderr      string          `json:"stderr"`        // write this to stderr first, as is (no newline added)
 	StderrTimes int             `json:"stderr_times"`  // write it this many times (default once): a flood
 	LogBurst    *fakeBurst      `json:"log_burst"`     // send this many large notifications/message first
+	// Input: rounds of multi-round-trip input before the answer
+	// (fakeinput_test.go). Prompts and resources take it too, in their "do".
+	Input      []fakeRound `json:"input"`
+	EndListens bool        `json:"end_listens"` // end every open subscriptions/listen first, from the server's side
 }
 
 // fakeBurst is a burst of large messages.
@@ -95,7 +114,7 @@ type fakeNotify struct {
 // fakeAsk is a request from the server to the client (sampling, elicitation, roots).
 type fakeAsk struct {
 	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 func (t *fakeTool) UnmarshalJSON(b []byte) error {
@@ -121,6 +140,7 @@ type fakeResource struct {
 	Raw  json.RawMessage
 	URI  string
 	Text string
+	Do   fakeBehaviour // only input and error are honoured
 }
 
 func (r *fakeResource) UnmarshalJSON(b []byte) error {
@@ -130,9 +150,40 @@ func (r *fakeResource) UnmarshalJSON(b []byte) error {
 	}
 	json.Unmarshal(m["uri"], &r.URI)
 	json.Unmarshal(m["text"], &r.Text)
+	if do, ok := m["do"]; ok {
+		if err := json.Unmarshal(do, &r.Do); err != nil {
+			return fmt.Errorf("do: %v", err)
+		}
+	}
 	delete(m, "text")
+	delete(m, "do")
 	raw, err := json.Marshal(m)
 	r.Raw = raw
+	return err
+}
+
+// fakePrompt is a prompt plus what getting it does ("do", not listed; only
+// input is honoured).
+type fakePrompt struct {
+	Raw  json.RawMessage
+	Name string
+	Do   fakeBehaviour
+}
+
+func (p *fakePrompt) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	json.Unmarshal(m["name"], &p.Name)
+	if do, ok := m["do"]; ok {
+		if err := json.Unmarshal(do, &p.Do); err != nil {
+			return fmt.Errorf("do: %v", err)
+		}
+	}
+	delete(m, "do")
+	raw, err := json.Marshal(m)
+	p.Raw = raw
 	return err
 }
 
@@ -154,7 +205,10 @@ func fakeUpstreamMain(args []string) int {
 		return 2
 	}
 	var spec fakeSpec
-	if err := json.Unmarshal(data, &spec); err != nil {
+	if err := json.Unmarshal(data, &spec); err == nil {
+		err = spec.check()
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fakeupstream: %s: %v\n", args[0], err)
 		return 2
 	}
@@ -186,7 +240,7 @@ func fakeUpstreamMain(args []string) int {
 	if spec.IgnoreTERM {
 		ignoreTERM()
 	}
-	f := &fake{spec: spec, listed: make(chan struct{}, 1), asked: make(chan struct{})}
+	f := newFake(spec)
 	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
 	f.conn.Start()
 	<-f.conn.Done()
@@ -211,16 +265,23 @@ func startSleeper(pidfile string, setsid bool) {
 }
 
 type fake struct {
-	spec  fakeSpec
-	conn  *jsonrpc.Conn
-	deaf  atomic.Bool // stop_reading: stdin is never read again
-	logMu sync.Mutex
-	mu    sync.Mutex // guards spec.Tools, which add_tool changes
+	spec        fakeSpec
+	conn        *jsonrpc.Conn // nil over -http
+	deaf        atomic.Bool   // stop_reading: stdin is never read again
+	legacyOpen  atomic.Bool   // dual: initialize has opened a legacy stdio session
+	initialized atomic.Bool   // initialize has come (before_initialize)
+	logMu       sync.Mutex
+	mu          sync.Mutex    // guards spec.Tools, which add_tool changes, and listens
+	listens     []*fakeListen // open subscriptions/listen streams
 
 	listed chan struct{} // 1-buffered: poked each time tools/list is served
 
 	asked     chan struct{} // closed when ask_at_start has its answer
 	askResult string
+}
+
+func newFake(spec fakeSpec) *fake {
+	return &fake{spec: spec, listed: make(chan struct{}, 1), asked: make(chan struct{})}
 }
 
 // loggingReader copies everything the fake receives to spec.Log.
@@ -250,6 +311,36 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 			`{"jsonrpc":"2.0","id":99999,"result":{}}` + "\n" +
 			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 5000) + `"}}` + "\n")
 	}
+	if f.era() == eraLegacy && msg.IsRequest() && msg.Method != "initialize" && !f.initialized.Load() {
+		switch f.spec.BeforeInit {
+		case "silence":
+			<-ctx.Done()
+			return nil, ctx.Err()
+		case "exit":
+			fmt.Fprintln(os.Stderr, "fakeupstream: a request before initialize; exiting")
+			os.Exit(1)
+		}
+	}
+	if msg.Method == "initialize" {
+		f.initialized.Store(true)
+	}
+	if f.era() != eraLegacy && msg.IsRequest() {
+		if modernClaim(msg.Params) {
+			return f.handleModern(ctx, msg)
+		}
+		if f.era() == eraModern {
+			return nil, f.refuseLegacy(msg)
+		}
+	}
+	if msg.Method == "initialize" && f.era() == eraDual {
+		f.legacyOpen.Store(true)
+	}
+	return f.serve(ctx, msg)
+}
+
+// serve answers what both eras serve alike; envelopeFrom(ctx) tells a
+// modern request.
+func (f *fake) serve(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
 	switch msg.Method {
 	case "initialize":
 		if f.spec.NoInitialize {
@@ -280,7 +371,11 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		}()
 		return f.page("tools", raws, msg.Params)
 	case "prompts/list":
-		return f.page("prompts", f.spec.Prompts, msg.Params)
+		raws := make([]json.RawMessage, len(f.spec.Prompts))
+		for i, p := range f.spec.Prompts {
+			raws[i] = p.Raw
+		}
+		return f.page("prompts", raws, msg.Params)
 	case "resources/list":
 		raws := make([]json.RawMessage, len(f.spec.Resources))
 		for i, r := range f.spec.Resources {
@@ -298,6 +393,15 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		}
 		json.Unmarshal(msg.Params, &p)
 		text := fmt.Sprintf("%s prompt %s %v", f.spec.Name, p.Name, p.Arguments)
+		for _, pr := range f.spec.Prompts {
+			if pr.Name == p.Name && len(pr.Do.Input) > 0 {
+				res, echo, err := f.serveInput(ctx, msg.Method, p.Name, pr.Do.Input, msg.Params, f.askClient())
+				if err != nil || res != nil {
+					return res, err
+				}
+				text = echo
+			}
+		}
 		return mustMarshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": text}}}}), nil
 	case "resources/read":
 		var p struct {
@@ -308,6 +412,18 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 		for _, r := range f.spec.Resources {
 			if r.URI == p.URI && r.Text != "" {
 				text = r.Text
+			}
+			if r.URI == p.URI && r.Do.Error != nil {
+				var e jsonrpc.Error
+				json.Unmarshal(r.Do.Error, &e)
+				return nil, &e
+			}
+			if r.URI == p.URI && len(r.Do.Input) > 0 {
+				res, echo, err := f.serveInput(ctx, msg.Method, p.URI, r.Do.Input, msg.Params, f.askClient())
+				if err != nil || res != nil {
+					return res, err
+				}
+				text = echo
 			}
 		}
 		return mustMarshal(map[string]any{"contents": []any{map[string]string{"uri": p.URI, "text": text}}}), nil
@@ -340,20 +456,7 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 }
 
 func (f *fake) initialize() json.RawMessage {
-	caps := f.spec.Capabilities
-	if caps == nil {
-		c := map[string]any{"logging": map[string]any{}}
-		if len(f.spec.Tools) > 0 {
-			c["tools"] = map[string]any{"listChanged": true}
-		}
-		if len(f.spec.Prompts) > 0 {
-			c["prompts"] = map[string]any{}
-		}
-		if len(f.spec.Resources) > 0 || len(f.spec.Templates) > 0 {
-			c["resources"] = map[string]any{}
-		}
-		caps = mustMarshal(c)
-	}
+	caps := f.capabilities()
 	protocol := f.spec.Protocol
 	if protocol == "" {
 		protocol = "2025-11-25"
@@ -439,13 +542,21 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		f.spec.Tools = append(f.spec.Tools, *do.AddTool)
 		f.mu.Unlock()
 	}
+	if do.EndListens {
+		f.endListens()
+	}
+	env := envelopeFrom(ctx)
 	if do.Notify != "" {
 		select {
 		case <-f.listed: // forget earlier lists
 		default:
 		}
-		line := `{"jsonrpc":"2.0","method":"` + do.Notify + `"}` + "\n"
-		os.Stdout.WriteString(strings.Repeat(line, max(1, do.NotifyCount)))
+		if f.era() == eraLegacy {
+			line := `{"jsonrpc":"2.0","method":"` + do.Notify + `"}` + "\n"
+			os.Stdout.WriteString(strings.Repeat(line, max(1, do.NotifyCount)))
+		} else {
+			f.announce(ctx, do.Notify, nil, max(1, do.NotifyCount))
+		}
 		if do.AwaitList {
 			select {
 			case <-f.listed:
@@ -466,7 +577,15 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		}
 	}
 	if do.Update != "" {
-		f.conn.Notify(ctx, "notifications/resources/updated", mustMarshal(map[string]string{"uri": do.Update}))
+		updated := mustMarshal(map[string]string{"uri": do.Update})
+		if f.era() == eraLegacy {
+			f.conn.Notify(ctx, "notifications/resources/updated", updated)
+		} else {
+			f.announce(ctx, "notifications/resources/updated", updated, 1)
+		}
+	}
+	if do.Ask != nil && f.conn == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "%s: ask is a legacy request to the client; over -http a modern request gets none (use input)", p.Name)
 	}
 	if do.Ask != nil && do.AskCount > 0 {
 		return f.flood(ctx, do)
@@ -482,19 +601,27 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
 	}
-	if b := do.LogBurst; b != nil {
+	send := f.sender(ctx)
+	if b := do.LogBurst; b != nil && wantsLog(env, "info") {
 		params := mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": strings.Repeat("x", b.Bytes)})
 		for range b.Count {
-			f.conn.Notify(ctx, "notifications/message", params)
+			send("notifications/message", params)
 		}
 	}
-	if do.LogMessage != "" {
-		f.conn.Notify(ctx, "notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
+	if do.LogMessage != "" && wantsLog(env, "info") {
+		send("notifications/message", mustMarshal(map[string]any{"level": "info", "logger": "tool", "data": do.LogMessage}))
 	}
 	gap, _ := time.ParseDuration(do.ProgressGap)
 	for i := 1; i <= do.Progress && p.Meta.ProgressToken != nil; i++ {
 		time.Sleep(gap) // a slow tool at work: this is the behaviour under test, not synchronisation
-		f.conn.Notify(ctx, "notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
+		send("notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": do.Progress}))
+	}
+	if len(do.Input) > 0 {
+		res, echo, err := f.serveInput(ctx, "tools/call", p.Name, do.Input, params, f.askClient())
+		if err != nil || res != nil {
+			return res, err
+		}
+		do.Text = echo
 	}
 	switch {
 	case do.Error != nil:
@@ -520,6 +647,15 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		text = fmt.Sprintf("%s/%s %s", f.spec.Name, p.Name, args)
 	}
 	return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
+}
+
+// askClient is how a legacy request's input rounds reach the client:
+// requests on stdout (nil over -http, where fakehttp_test.go asks).
+func (f *fake) askClient() askFunc {
+	if f.conn == nil {
+		return nil
+	}
+	return f.conn.Call
 }
 
 // writeRepeated writes text n times in large writes, so that a flood of

@@ -27,17 +27,24 @@ type httpTransport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	session  string
-	protocol string
-	headers  map[string]string
-	endpoint string // legacy: where to POST
-	loaded   int    // requests sent by load lines, for their ids
+	mu         sync.Mutex
+	session    string
+	protocol   string
+	headers    map[string]string        // set by header lines, by canonical name
+	suppressed map[string]bool          // modern: automatic headers a header line removed, by canonical name
+	endpoint   string                   // legacy: where to POST
+	loaded     int                      // requests sent by load lines, for their ids
+	open       map[string]*post         // POSTs of requests whose answer is still coming, by canonical id: what drop closes
+	toolParams map[string][]headerParam // x-mcp-header annotations of the tools listed, by tool name
 }
+
+// post is a request's POST in flight.
+type post struct{ cancel context.CancelFunc }
 
 func newHTTPTransport(c *client, rawURL string, legacy bool) (*httpTransport, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &httpTransport{c: c, url: rawURL, legacy: legacy, ctx: ctx, cancel: cancel, headers: map[string]string{}}
+	t := &httpTransport{c: c, url: rawURL, legacy: legacy, ctx: ctx, cancel: cancel, headers: map[string]string{},
+		suppressed: map[string]bool{}, open: map[string]*post{}, toolParams: map[string][]headerParam{}}
 	if err := waitHealthy(rawURL, c.timeout); err != nil {
 		return nil, err
 	}
@@ -97,15 +104,24 @@ func waitHealthy(rawURL string, timeout time.Duration) error {
 	}
 }
 
-func (t *httpTransport) newRequest(method, target string, body []byte) *http.Request {
-	req, _ := http.NewRequestWithContext(t.ctx, method, target, bytes.NewReader(body))
+func (t *httpTransport) newRequest(ctx context.Context, method, target string, body []byte, mode headerMode) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.session != "" && !t.legacy {
-		req.Header.Set("Mcp-Session-Id", t.session)
-	}
-	if t.protocol != "" && !t.legacy {
-		req.Header.Set("MCP-Protocol-Version", t.protocol)
+	modern := t.c.modern != nil && method == http.MethodPost && mode == autoHeaders
+	switch {
+	case mode == noHeaders:
+	case modern:
+		for k, v := range t.modernHeaders(body) {
+			req.Header.Set(k, v)
+		}
+	default:
+		if t.session != "" && !t.legacy {
+			req.Header.Set("Mcp-Session-Id", t.session)
+		}
+		if t.protocol != "" && !t.legacy {
+			req.Header.Set("MCP-Protocol-Version", t.protocol)
+		}
 	}
 	for k, v := range t.headers {
 		if strings.EqualFold(k, "Host") {
@@ -114,7 +130,64 @@ func (t *httpTransport) newRequest(method, target string, body []byte) *http.Req
 			req.Header.Set(k, v)
 		}
 	}
+	if modern {
+		for k := range t.suppressed {
+			req.Header.Del(k)
+		}
+	}
 	return req
+}
+
+// modernHeaders are the headers a conforming client sends with a modern
+// POST (spec2026.md §6.2, §6.6): the version of the message's envelope,
+// its method, the name it acts on and the tool arguments the tool's
+// listed inputSchema mirrors into headers. t.mu held.
+func (t *httpTransport) modernHeaders(body []byte) map[string]string {
+	var m, params, meta map[string]json.RawMessage
+	json.Unmarshal(body, &m)
+	json.Unmarshal(m["params"], &params)
+	json.Unmarshal(params["_meta"], &meta)
+	h := map[string]string{"MCP-Protocol-Version": t.c.modern.version}
+	var version, method string
+	if json.Unmarshal(meta[metaProtocolVersion], &version) == nil && version != "" {
+		h["MCP-Protocol-Version"] = version
+	}
+	if json.Unmarshal(m["method"], &method) == nil && method != "" {
+		h["Mcp-Method"] = method
+	}
+	var name string
+	if field, ok := nameHeaderSource[method]; ok && json.Unmarshal(params[field], &name) == nil {
+		h["Mcp-Name"] = encodeHeaderValue(name)
+	}
+	if method == "tools/call" {
+		for _, hp := range t.toolParams[name] {
+			if v, ok := paramHeaderValue(argumentAt(params["arguments"], hp.path)); ok {
+				h["Mcp-Param-"+hp.name] = v
+			}
+		}
+	}
+	return h
+}
+
+// learnTools keeps the x-mcp-header annotations of the tools in a
+// tools/list answer, as a conforming client does to mirror arguments.
+func (t *httpTransport) learnTools(msg []byte) {
+	var m struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tool := range m.Result.Tools {
+		t.toolParams[tool.Name] = headerParams(tool.InputSchema)
+	}
 }
 
 // headerSnapshot returns the headers set by header lines.
@@ -124,15 +197,18 @@ func (t *httpTransport) headerSnapshot() map[string]string {
 	return maps.Clone(t.headers)
 }
 
-func (t *httpTransport) send(msg string) error {
+func (t *httpTransport) send(msg string, mode headerMode) error {
 	target := t.url
 	if t.legacy {
 		t.mu.Lock()
 		target = t.endpoint
 		t.mu.Unlock()
 	}
-	req := t.newRequest(http.MethodPost, target, []byte(msg))
-	if strings.Contains(msg, `"method":"initialize"`) {
+	ctx, cancel := context.WithCancel(t.ctx)
+	key, p := t.track(msg, cancel)
+	req := t.newRequest(ctx, http.MethodPost, target, []byte(msg), mode)
+	legacyRequest := mode == legacyHeaders || (mode == autoHeaders && t.c.modern == nil)
+	if legacyRequest && strings.Contains(msg, `"method":"initialize"`) {
 		req.Header.Del("Mcp-Session-Id") // an initialize starts a new session
 		req.Header.Del("MCP-Protocol-Version")
 	}
@@ -148,15 +224,16 @@ func (t *httpTransport) send(msg string) error {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
+		defer t.untrack(key, p)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			close(headers)
-			if t.ctx.Err() == nil {
+			if ctx.Err() == nil {
 				fmt.Printf("POST failed: %v\n", err)
 			}
 			return
 		}
-		t.answer(msg, resp, headers)
+		t.answer(ctx, msg, resp, headers)
 	}()
 	select {
 	case <-headers:
@@ -165,10 +242,58 @@ func (t *httpTransport) send(msg string) error {
 	return nil
 }
 
+// track notes the POST of a request, so that drop can close it.
+func (t *httpTransport) track(msg string, cancel context.CancelFunc) (string, *post) {
+	var m map[string]json.RawMessage
+	json.Unmarshal([]byte(msg), &m)
+	key, err := canonical(m["id"])
+	p := &post{cancel: cancel}
+	if _, isRequest := m["method"]; !isRequest || err != nil {
+		return "", p
+	}
+	t.mu.Lock()
+	t.open[string(key)] = p
+	t.mu.Unlock()
+	return string(key), p
+}
+
+// untrack forgets a POST that has ended.
+func (t *httpTransport) untrack(key string, p *post) {
+	p.cancel()
+	t.mu.Lock()
+	if t.open[key] == p {
+		delete(t.open, key)
+	}
+	t.mu.Unlock()
+}
+
+// drop closes the POST of request id: how a modern client cancels it.
+func (t *httpTransport) drop(id string) error {
+	key, err := canonical([]byte(id))
+	if err != nil {
+		return fmt.Errorf("drop: the id is JSON, as in expect id=ID, not %s", id)
+	}
+	t.mu.Lock()
+	p := t.open[string(key)]
+	t.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("drop: no POST of id %s is open", key)
+	}
+	p.cancel()
+	return nil
+}
+
+// received handles a message that arrived on a POST's answer.
+func (t *httpTransport) received(msg []byte) {
+	t.noteProtocol(msg)
+	t.learnTools(msg)
+	t.c.add(msg)
+}
+
 // answer handles a POST's answer; headers is closed once what must happen
 // before the next session line (printing an error status, noting the
-// session) has happened.
-func (t *httpTransport) answer(msg string, resp *http.Response, headers chan struct{}) {
+// session) has happened. Once ctx ends (drop), nothing more is read.
+func (t *httpTransport) answer(ctx context.Context, msg string, resp *http.Response, headers chan struct{}) {
 	defer resp.Body.Close()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && strings.Contains(msg, `"method":"initialize"`) {
 		t.mu.Lock()
@@ -189,11 +314,16 @@ func (t *httpTransport) answer(msg string, resp *http.Response, headers chan str
 		close(headers)
 	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
 		close(headers)
-		readEvents(resp.Body, func(_ string, data []byte) { t.noteProtocol(data); t.c.add(data) })
+		readEvents(resp.Body, func(_ string, data []byte) {
+			if ctx.Err() == nil {
+				t.received(data)
+			}
+		})
 	case resp.StatusCode == http.StatusOK:
-		body, _ := io.ReadAll(resp.Body)
-		t.noteProtocol(body)
-		t.c.add(body)
+		body, err := io.ReadAll(resp.Body)
+		if err == nil || ctx.Err() == nil {
+			t.received(body)
+		}
 		close(headers)
 	default:
 		body, _ := io.ReadAll(resp.Body)
@@ -223,13 +353,24 @@ func (t *httpTransport) verb(name, rest string) error {
 	switch name {
 	case "header":
 		k, v, _ := strings.Cut(rest, ":")
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
 		t.mu.Lock()
-		if v = strings.TrimSpace(os.ExpandEnv(v)); v == "" {
+		switch v = strings.TrimSpace(os.ExpandEnv(v)); v {
+		case "auto":
 			delete(t.headers, k)
-		} else {
+			delete(t.suppressed, k)
+		case "":
+			delete(t.headers, k)
+			if t.c.modern != nil {
+				t.suppressed[k] = true
+			}
+		default:
 			t.headers[k] = v
+			delete(t.suppressed, k)
 		}
 		t.mu.Unlock()
+	case "drop":
+		return t.drop(rest)
 	case "session":
 		t.mu.Lock()
 		t.session = strings.TrimPrefix(rest, "-")
@@ -245,7 +386,7 @@ func (t *httpTransport) verb(name, rest string) error {
 		t.mu.Unlock()
 		return err
 	case "listen":
-		req := t.newRequest(http.MethodGet, t.url, nil)
+		req := t.newRequest(t.ctx, http.MethodGet, t.url, nil, autoHeaders)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -265,7 +406,7 @@ func (t *httpTransport) verb(name, rest string) error {
 	case "listen-unread":
 		// A client that opens its stream and then stops reading it: the
 		// response stays open, unread, until the session ends.
-		req := t.newRequest(http.MethodGet, t.url, nil)
+		req := t.newRequest(t.ctx, http.MethodGet, t.url, nil, autoHeaders)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -292,7 +433,7 @@ func (t *httpTransport) verb(name, rest string) error {
 		fmt.Sscan(fields[1], &parallel)
 		return t.load(n, parallel, fields[2])
 	case "delete":
-		resp, err := http.DefaultClient.Do(t.newRequest(http.MethodDelete, t.url, nil))
+		resp, err := http.DefaultClient.Do(t.newRequest(t.ctx, http.MethodDelete, t.url, nil, autoHeaders))
 		if err != nil {
 			return err
 		}
@@ -310,7 +451,7 @@ func (t *httpTransport) verb(name, rest string) error {
 // gets no answer (the server went away).
 func (t *httpTransport) load(n, parallel int, template string) error {
 	var msg map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(template), &msg); err != nil {
+	if err := json.Unmarshal([]byte(t.c.prepare(template, false)), &msg); err != nil {
 		return err
 	}
 	base := t.loaded
@@ -359,7 +500,7 @@ func (t *httpTransport) loadOne(ctx context.Context, msg map[string]json.RawMess
 	m := maps.Clone(msg)
 	m["id"], _ = json.Marshal(id)
 	body, _ := json.Marshal(m)
-	req := t.newRequest(http.MethodPost, t.url, body).WithContext(ctx)
+	req := t.newRequest(ctx, http.MethodPost, t.url, body, autoHeaders)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)

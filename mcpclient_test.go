@@ -32,13 +32,26 @@ import (
 //	send JSON            send one message
 //	send-many N JSON     send the same message N times (a flood)
 //	send-env JSON        send one message, with $VAR and ${VAR} from the environment expanded
+//	send-raw JSON        send one message exactly as written, in either era: no envelope and,
+//	                     over HTTP, no automatic headers (those of header lines still go)
 //	init [VERSION [CAPS]] initialize (default 2025-11-25, capabilities {}) and send initialized; prints nothing
+//	modern [VERSION [CAPS]] speak the 2026-07-28 era from here on: every request a send line
+//	                     sends gets the envelope merged into params._meta (protocolVersion
+//	                     VERSION, default 2026-07-28; clientCapabilities CAPS, default {};
+//	                     clientInfo {"name":"mcpclient","version":"1"}); keys the script wrote
+//	                     win. Notifications go as written. (init still speaks legacy.)
+//	retry ID NEWID [JSON] send the request that had id ID again as request NEWID, with
+//	                     params.inputResponses JSON (none if not given) and params.requestState
+//	                     copied byte for byte from the answer to ID (none if it had none); it
+//	                     does not wait: expect id=NEWID. IDs are JSON, as in expect.
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
 //	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
 //	wait-file FILE       wait (up to -timeout; 20s without one) for FILE to exist: the script signals with touch
+//	wait-log FILE TEXT   wait (as long) for a line of FILE that contains TEXT: what a server logs
+//	                     when it notices something (a fake's "client closed the stream of id 5")
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
 //	                     (over HTTP with the headers set by header lines)
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
@@ -54,7 +67,11 @@ import (
 //
 // Over HTTP, also:
 //
-//	header NAME: VALUE   send this header from now on (an empty VALUE removes it; Host works too)
+//	header NAME: VALUE   send this header from now on (an empty VALUE removes it; Host works too);
+//	                     in modern mode it overrides the automatic value, an empty VALUE
+//	                     sends none at all, and VALUE auto brings the automatic one back
+//	drop ID              close the answer stream of request ID (how a modern client cancels);
+//	                     prints nothing
 //	session ID           use this session id from now on (- for none)
 //	save-session FILE    write the session id to FILE; load-session FILE reads it
 //	listen               open the GET stream for messages not tied to a request
@@ -63,6 +80,15 @@ import (
 //	load N P JSON        send N copies of the request JSON, P at a time, each with an
 //	                     id of its own ("load-1", …), printing each answer as it comes;
 //	                     fails at the first request that gets none (the server went away)
+//
+// In modern mode over HTTP no session id is sent, and each POST gets
+// MCP-Protocol-Version (the message's envelope version), Mcp-Method, Mcp-Name
+// (tools/call, prompts/get: params.name; resources/read: params.uri;
+// =?base64?…?= when the value is not a plain ASCII header value) and, for a
+// tools/call, Mcp-Param-NAME for each argument the tool's inputSchema
+// annotates with "x-mcp-header": NAME, as learnt from the tools/list answers
+// seen so far. A subscriptions/listen stream is a POST whose events arrive
+// as they come; expect sees messages from every open stream.
 //
 // Each printed message is canonical JSON (sorted keys), one per line; an HTTP
 // answer that is not 200 or 202 prints as "HTTP STATUS: BODY", and a request
@@ -93,7 +119,8 @@ func mcpClientMain(args []string) int {
 			waitFileLimit = *timeout
 		}
 	})
-	c := &client{timeout: *timeout, arrived: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &client{timeout: *timeout, arrived: make(chan struct{}, 1), done: make(chan struct{}),
+		sent: map[string]map[string]json.RawMessage{}, answers: map[string]json.RawMessage{}}
 	var t transport
 	if *url != "" {
 		ht, err := newHTTPTransport(c, os.ExpandEnv(*url), *legacy)
@@ -121,15 +148,25 @@ func mcpClientMain(args []string) int {
 		var err error
 		switch verb {
 		case "send":
-			err = t.send(rest)
+			err = t.send(c.prepare(rest, false), autoHeaders)
+		case "send-raw":
+			err = t.send(c.prepare(rest, true), noHeaders)
 		case "send-env":
-			err = t.send(os.ExpandEnv(rest))
+			err = t.send(c.prepare(os.ExpandEnv(rest), false), autoHeaders)
 		case "send-many":
 			var n int
 			count, msg, _ := strings.Cut(rest, " ")
 			fmt.Sscan(count, &n)
+			msg = c.prepare(msg, false)
 			for i := 0; i < n && err == nil; i++ {
-				err = t.send(msg)
+				err = t.send(msg, autoHeaders)
+			}
+		case "modern":
+			c.modern, err = parseModern(rest)
+		case "retry":
+			var msg string
+			if msg, err = c.retryMessage(rest); err == nil {
+				err = t.send(c.prepare(msg, false), autoHeaders)
 			}
 		case "init":
 			version, caps, _ := strings.Cut(rest, " ")
@@ -139,12 +176,12 @@ func mcpClientMain(args []string) int {
 			if caps == "" {
 				caps = "{}"
 			}
-			err = t.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"mcpclient","version":"1"}}}`, version, caps))
+			err = t.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"mcpclient","version":"1"}}}`, version, caps), legacyHeaders)
 			if err == nil {
 				_, err = c.expect("id=\"init\"")
 			}
 			if err == nil {
-				err = t.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				err = t.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, legacyHeaders)
 			}
 		case "expect":
 			var msg []byte
@@ -165,6 +202,9 @@ func mcpClientMain(args []string) int {
 				}
 				time.Sleep(10 * time.Millisecond) // polling for an event another process signals
 			}
+		case "wait-log":
+			file, text, _ := strings.Cut(rest, " ")
+			err = waitLog(file, text, waitFileLimit)
 		case "get":
 			var headers map[string]string
 			if ht, ok := t.(*httpTransport); ok {
@@ -200,7 +240,7 @@ func mcpClientMain(args []string) int {
 
 // transport is how mcpclient reaches the server.
 type transport interface {
-	send(msg string) error
+	send(msg string, headers headerMode) error
 	verb(name, rest string) error // transport-specific session lines
 	end() bool                    // finish; false if that failed
 }
@@ -270,7 +310,16 @@ func (t *stdioTransport) readStderr(want string) (<-chan struct{}, error) {
 	return seen, nil
 }
 
-func (t *stdioTransport) send(msg string) error {
+// headerMode says which headers an HTTP POST gets besides the script's.
+type headerMode int
+
+const (
+	autoHeaders   headerMode = iota // those of the client's era
+	legacyHeaders                   // the session's (init, whatever the era)
+	noHeaders                       // none (send-raw)
+)
+
+func (t *stdioTransport) send(msg string, _ headerMode) error {
 	_, err := io.WriteString(t.stdin, msg+"\n")
 	return err
 }
@@ -363,11 +412,14 @@ func (t *stdioTransport) stop(end func()) bool {
 
 type client struct {
 	timeout time.Duration
+	modern  *modernMode // set by a modern line; nil: the legacy era
 
 	mu       sync.Mutex
-	received [][]byte      // canonical messages not yet expected
-	done     chan struct{} // closed when the command's output ended
-	arrived  chan struct{} // 1-buffered: poked on each arrival
+	sent     map[string]map[string]json.RawMessage // requests sent, as written, by canonical id: what retry resends
+	answers  map[string]json.RawMessage            // the requestState of each answer by canonical id (nil: none)
+	received [][]byte                              // canonical messages not yet expected
+	done     chan struct{}                         // closed when the command's output ended
+	arrived  chan struct{}                         // 1-buffered: poked on each arrival
 }
 
 func (c *client) readDone() <-chan struct{} { return c.done }
@@ -388,6 +440,7 @@ func (c *client) read(r io.Reader) {
 
 // add records one message received.
 func (c *client) add(msg []byte) {
+	c.noteAnswer(msg)
 	canon, err := canonical(msg)
 	if err != nil {
 		canon = []byte(fmt.Sprintf("NOT JSON: %q", msg))
@@ -477,6 +530,23 @@ func canonical(line []byte) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSpace(b.Bytes()), nil
+}
+
+// waitLog waits for a line of file that contains text.
+func waitLog(file, text string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		b, _ := os.ReadFile(file)
+		for line := range strings.Lines(string(b)) {
+			if strings.Contains(line, text) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no line containing %q in %s after %v", text, file, limit)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for an event another process logs
+	}
 }
 
 func httpGet(url string, headers map[string]string) error {

@@ -94,7 +94,18 @@ type Server struct {
 	Policies []Policy
 	// Pin, when not empty, overrides the top level's for this server.
 	Pin string
+	// Protocol is the era mcpgate speaks to the server: ProtocolAuto (find
+	// out when connecting, as the spec says), ProtocolModern (2026-07-28,
+	// stateless) or ProtocolLegacy (initialize). Set by Load.
+	Protocol string
 }
+
+// Protocol eras for Server.Protocol.
+const (
+	ProtocolAuto   = "auto"
+	ProtocolModern = "modern"
+	ProtocolLegacy = "legacy"
+)
 
 // Pin modes.
 const (
@@ -254,6 +265,9 @@ func (s *Server) setDefaults() {
 	}
 	if s.Isolation == "" {
 		s.Isolation = IsolationShared
+	}
+	if s.Protocol == "" {
+		s.Protocol = ProtocolAuto
 	}
 	if s.MaxInstances <= 0 {
 		s.MaxInstances = DefaultMaxInstances

@@ -62,7 +62,7 @@ type LookupFunc func(name string) (string, bool)
 // the client whose config this is, and is ignored.
 var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -337,6 +337,10 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 			s.Policies = l.policies(fpath, m.Value)
 		case "pin":
 			s.Pin, _ = l.pin(fpath, m.Value, false)
+		case "protocol":
+			if l.decode(fpath, m.Value, &s.Protocol) && s.Protocol != ProtocolAuto && s.Protocol != ProtocolModern && s.Protocol != ProtocolLegacy {
+				l.addf(fpath, `must be %q (find the server's protocol era when connecting, the default), %q (2026-07-28, stateless) or %q (initialize)`, ProtocolAuto, ProtocolModern, ProtocolLegacy)
+			}
 		case "disabled":
 		default:
 			if contains(clientOnlyServerKeys, m.Key) {
@@ -380,6 +384,9 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		}
 	default:
 		l.addf(path+".type", `must be "stdio", "http" or "sse", not %q`, typWritten)
+	}
+	if s.Type == TypeSSE && s.Protocol == ProtocolModern {
+		l.addf(path+".protocol", `%q cannot be spoken over the older HTTP+SSE transport ("type": "sse"): it is a legacy transport`, ProtocolModern)
 	}
 	return s, true
 }

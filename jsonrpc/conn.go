@@ -552,6 +552,10 @@ type Call struct {
 // ID is the id the request was sent with.
 func (call *Call) ID() ID { return call.id }
 
+// Done is closed once the call has its response (or has failed): Wait
+// then returns at once.
+func (call *Call) Done() <-chan struct{} { return call.done }
+
 // Wait returns the response. If ctx ends first the call is retired (a late
 // response is dropped) and ctx's error returned; telling the peer is the
 // caller's business, since cancellation is not part of JSON-RPC.

@@ -20,6 +20,8 @@ type auditRecord struct {
 	Time       string          `json:"time"`
 	Session    string          `json:"session"`
 	Method     string          `json:"method"`
+	Protocol   string          `json:"protocol,omitempty"` // a modern request's protocol version (legacy ones: see session_opened)
+	Client     string          `json:"client,omitempty"`   // a modern request's clientInfo name, as the client says
 	Server     string          `json:"server"`            // the upstream that handled it; "mcpgate" when answered locally; "*" for a fan-out
 	Servers    []string        `json:"servers,omitempty"` // for a fan-out: the upstreams that answered
 	Name       string          `json:"name,omitempty"`    // tool, prompt or URI as the client named it

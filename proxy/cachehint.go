@@ -108,3 +108,13 @@ func mergedHint(results []listResult) cacheHint {
 	}
 	return h
 }
+
+// withDefaultCacheHint gives a resource a legacy server read the hint the
+// modern era requires, if it has none: not to be reused, by this client
+// alone (nothing is known of it).
+func withDefaultCacheHint(res json.RawMessage) json.RawMessage {
+	if _, ok := readCacheHint(res); ok {
+		return res
+	}
+	return withCacheHint(res, cacheHint{private: true})
+}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -24,11 +25,12 @@ type clientRequest struct {
 	s   *session
 	id  jsonrpc.ID
 	env *envelope // a modern request's envelope; nil for a legacy request
+	x   *exchange // a modern request's call to a legacy server: where its requests for input go
 }
 
 // withRequest marks ctx as serving request id from s.
 func withRequest(ctx context.Context, s *session, id jsonrpc.ID, env *envelope) context.Context {
-	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s, id, env})
+	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: id, env: env})
 }
 
 // envelopeOf is the envelope of the modern request ctx serves; nil for a
@@ -46,14 +48,15 @@ func requestFrom(ctx context.Context) (clientRequest, bool) {
 // caller is one client request in flight to an upstream.
 type caller struct {
 	clientRequest
+	dl   *deadline // the request's deadline: held while the server waits for the client
 	seq  uint64
 	upID jsonrpc.ID // the id it went upstream with; set once sent. Guarded by upstream.mu.
 }
 
 // addCaller records that a client request is in flight here. sent tells it
 // the id the request went upstream with; done removes it.
-func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func()) {
-	c := &caller{clientRequest: r, seq: u.g.callerSeq.Add(1)}
+func (u *upstream) addCaller(r clientRequest, dl *deadline) (sent func(jsonrpc.ID), done func()) {
+	c := &caller{clientRequest: r, dl: dl, seq: u.g.callerSeq.Add(1)}
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
 	u.mu.Unlock()
@@ -74,11 +77,25 @@ func (u *upstream) addCaller(r clientRequest) (sent func(jsonrpc.ID), done func(
 	}
 }
 
+// modernCallers are the modern requests in flight to u, once each.
+func (u *upstream) modernCallers() []clientRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []clientRequest
+	for _, c := range u.callers {
+		if c.env != nil && !slices.ContainsFunc(out, func(r clientRequest) bool { return r.s == c.s && r.id == c.id }) {
+			out = append(out, c.clientRequest)
+		}
+	}
+	return out
+}
+
 // cause is what the gateway knows about the client request behind a
 // server's request.
 type cause struct {
 	r  clientRequest
-	ok bool // r is the request
+	dl *deadline // r's call's deadline
+	ok bool      // r is the request
 	// named: the transport named a request of ours whose caller is gone
 	// (it was answered or given up meanwhile): no other may stand for it.
 	named bool
@@ -104,7 +121,7 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	distinct := map[*session]bool{}
 	for _, c := range u.callers {
 		if related.IsValid() && c.upID == related {
-			return cause{r: c.clientRequest, ok: true}
+			return cause{r: c.clientRequest, dl: c.dl, ok: true}
 		}
 		distinct[c.s] = true
 		if best == nil || c.seq > best.seq {
@@ -119,7 +136,7 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	case len(distinct) > 1:
 		return cause{sessions: len(distinct)}
 	}
-	return cause{r: best.clientRequest, ok: true}
+	return cause{r: best.clientRequest, dl: best.dl, ok: true}
 }
 
 type ctxCauseKey struct{}
@@ -144,6 +161,12 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 		c = u.causeOf(msg.ID)
 	}
 	s, ok, ambiguous := c.r.s, c.ok, c.sessions
+	if c.dl != nil {
+		// The server waits for the client (a person answering, perhaps):
+		// that is not the server taking long.
+		c.dl.hold()
+		defer c.dl.release()
+	}
 	switch {
 	case c.named:
 		u.log.Warn("refused a server request: the client request it came with has ended", "method", msg.Method)
@@ -154,6 +177,8 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 			return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: requests from %d client sessions are in flight to %q and nothing says which one this belongs to, so no client is guessed (the operator can set \"isolation\": \"session\" for this server)", msg.Method, ambiguous, u.name)
+	case ok && c.r.env != nil:
+		return u.askModernClient(ctx, c.r, msg)
 	case !ok && u.owner != nil:
 		s = u.owner // an isolated instance serves one session only
 	case !ok:
@@ -177,6 +202,21 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 		u.g.trackElicitation(u, msg.Params, s)
 	}
 	return s.callClient(ctx, c.r.id, msg.Method, msg.Params)
+}
+
+// askModernClient passes a server's request to the modern client whose
+// request caused it: through the exchange of its call (see bridgeask.go).
+func (u *upstream) askModernClient(ctx context.Context, r clientRequest, msg *jsonrpc.Message) (json.RawMessage, error) {
+	if msg.Method == methodRootsList && !r.env.declares("roots") && u.cfg.Roots != nil {
+		return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
+	}
+	if err := supportsCaps(r.env.caps, msg.Method, msg.Params); err != nil {
+		return nil, err
+	}
+	if r.x == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to the client: its request is of protocol %s, which takes input only for tools/call, prompts/get and resources/read", msg.Method, versionModern)
+	}
+	return r.x.ask(ctx, msg.Method, msg.Params)
 }
 
 // onlySession returns the one session, waiting (bounded) for it to finish
@@ -210,6 +250,12 @@ func (s *session) supports(method string, params json.RawMessage) error {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
+	return supportsCaps(caps, method, params)
+}
+
+// supportsCaps checks a server request against the client capabilities
+// caps (a session's, or a modern request's).
+func supportsCaps(caps map[string]json.RawMessage, method string, params json.RawMessage) error {
 	need := serverMethods[method].capability
 	raw, ok := caps[need]
 	if !ok {

@@ -15,7 +15,9 @@ type deadline struct {
 	step    time.Duration
 	max     time.Duration
 	limit   time.Time
-	atLimit bool // the last reset was cut short by limit
+	atLimit bool      // the last reset was cut short by limit
+	holds   int       // while above 0 (the server waits for the client), the deadline does not run
+	held    time.Time // when the holds began
 }
 
 func newDeadline(step, max time.Duration) *deadline {
@@ -30,12 +32,40 @@ func (d *deadline) start(expire func()) {
 	d.timer = time.AfterFunc(d.step, expire)
 }
 
+// hold stops the deadline until release: the server waits for the
+// client. Both limits wait: the step, and the max_timeout (by as long as
+// the hold lasted).
+func (d *deadline) hold() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.holds++; d.holds == 1 && d.timer != nil {
+		d.timer.Stop()
+		d.held = time.Now()
+	}
+}
+
+// release ends a hold; the last one starts the step again.
+func (d *deadline) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.holds--; d.holds == 0 && d.timer != nil && !d.held.IsZero() {
+		d.limit = d.limit.Add(time.Since(d.held))
+		d.held = time.Time{}
+		d.resetLocked()
+	}
+}
+
 func (d *deadline) extend() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer == nil {
-		return // not started: there is nothing to push back yet
+	if d.timer == nil || d.holds > 0 {
+		return // not started, or held: there is nothing to push back
 	}
+	d.resetLocked()
+}
+
+// resetLocked starts the step again, cut short by the limit. d.mu held.
+func (d *deadline) resetLocked() {
 	left := time.Until(d.limit)
 	next := d.step
 	if left < next {

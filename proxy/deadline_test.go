@@ -35,6 +35,34 @@ func TestDeadline(t *testing.T) {
 	})
 }
 
+// While the server waits for the client (held), the deadline does not run:
+// a person taking a minute to answer an elicitation is not a server taking
+// a minute. Released, the step starts again, and max moves by the hold.
+func TestDeadlineHeldWhileTheClientAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		expired := make(chan time.Duration, 1)
+		dl := newDeadline(time.Second, 3*time.Second)
+		dl.start(func() { expired <- time.Since(start) })
+		time.Sleep(500 * time.Millisecond)
+		dl.hold()
+		dl.hold() // two requests to the client at once
+		time.Sleep(time.Minute)
+		dl.release()
+		time.Sleep(10 * time.Second)
+		dl.extend() // held still: progress moves nothing
+		select {
+		case <-expired:
+			t.Fatal("expired while the server waited for the client")
+		default:
+		}
+		dl.release() // at 70.5s: one more step
+		if got := <-expired; got != 71500*time.Millisecond {
+			t.Fatalf("expired after %v, want a step after the last release (71.5s)", got)
+		}
+	})
+}
+
 // The first retry of a failed server comes within about a second, later
 // ones back off up to the cap, and each is random within its ceiling (full
 // jitter), so that many gateways do not retry in step.

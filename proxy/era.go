@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
@@ -199,3 +200,36 @@ func modernMethod(method string) *jsonrpc.Error {
 // ModernVersions are the protocol versions mcpgate serves per request,
 // without a session.
 func ModernVersions() []string { return slices.Clone(modernVersions) }
+
+// Error codes a modern client must not be sent as they are.
+const (
+	codeResourceNotFound  = -32002 // legacy; -32602 in the modern era
+	codeURLElicitation    = -32042 // 2025-11-25 only
+	firstReservedCode     = -32099 // the range the spec keeps for its own codes
+	lastReservedCode      = -32020
+	codeMissingCapability = -32021
+)
+
+// modernError makes an error fit for a modern client. Codes of the legacy
+// era are renumbered (resource not found is -32602); codes of the range
+// the spec reserves, other than the missing capability the client can act
+// on, concern the hop between mcpgate and a server (a header mcpgate sent,
+// a version it asked for), not the client: they become internal errors
+// that say what the server said.
+func modernError(err error) error {
+	e, ok := err.(*jsonrpc.Error)
+	if !ok {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			return err
+		}
+		e = jsonrpc.ToWire(err)
+	}
+	switch {
+	case e.Code == codeResourceNotFound:
+		return &jsonrpc.Error{Code: jsonrpc.ErrInvalidParams.Code, Message: e.Message, Data: e.Data}
+	case e.Code == codeURLElicitation || (e.Code >= firstReservedCode && e.Code <= lastReservedCode && e.Code != codeMissingCapability):
+		return jsonrpc.Errorf(jsonrpc.ErrInternal, "a server refused mcpgate's request (%d): %s", e.Code, e.Message)
+	}
+	return err
+}

@@ -51,7 +51,7 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *aud
 		return nil, err
 	}
 	rec.ToolError = isToolError(res)
-	return downgradeContent(res, s.protocolVersion()), nil
+	return downgradeContent(res, s.versionFor(ctx)), nil
 }
 
 func isToolError(result json.RawMessage) bool {
@@ -91,10 +91,34 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 		return nil, err
 	}
 	req, _ := requestFrom(ctx)
+	bridged := req.env != nil && !up.isModern() && takesInput(method)
+	if state, ok := stateOf(params); ok && bridged {
+		return s.resumeExchange(ctx, up, method, name, params, state)
+	}
 	dl := up.newDeadline()
-	params, release := s.g.mapProgressToken(s, req.id, up, params, dl)
+	sent, release := s.g.mapProgressToken(s, req.id, up, params, dl)
 	defer release()
-	return up.callWatched(ctx, method, params, dl)
+	if bridged {
+		// A legacy server may ask this modern client for input: the call
+		// is an exchange (see bridgeask.go).
+		return s.callBridged(ctx, up, method, name, sent, dl)
+	}
+	res, err := up.callWatched(ctx, method, sent, dl)
+	if req.env == nil && up.isModern() {
+		// A modern server asks for input; this legacy client is asked
+		// for it the legacy way (see bridgeinput.go).
+		if err == nil && inputRequired(res) {
+			res, err = s.fulfilInput(ctx, up, method, params, res)
+		}
+		return s.legacyInputError(method, res, err)
+	}
+	return res, err
+}
+
+// takesInput reports whether a request may be answered input_required
+// (a multi-round-trip request).
+func takesInput(method string) bool {
+	return method == methodToolsCall || method == methodPromptsGet || method == methodResourcesRead
 }
 
 // routeParam resolves the name or URI a request carries in params[key] and
@@ -143,10 +167,32 @@ func (s *session) readResource(ctx context.Context, params json.RawMessage, rec 
 	if err == nil {
 		s.g.names.remember(rt.up, methodResourcesRead, res)
 	}
-	if err != nil || rt.name == uri {
+	if rt.name == uri {
 		return res, err
 	}
+	if err != nil {
+		return nil, renameErrorURI(err, rt.name, uri)
+	}
 	return renameContents(res, rt.name, uri), nil
+}
+
+// renameErrorURI gives a server's "resource not found" the URI the client
+// asked for, in data.uri, where the server put its own.
+func renameErrorURI(err error, from, to string) error {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || !bytes.Contains(e.Data, []byte(`"uri"`)) {
+		return err
+	}
+	ms, perr := rawjson.SplitValid(e.Data)
+	if perr != nil {
+		return err
+	}
+	var uri string
+	if raw, ok := ms.Get("uri"); !ok || json.Unmarshal(raw, &uri) != nil || uri != from {
+		return err
+	}
+	out := jsonrpc.ToWire(err)
+	return &jsonrpc.Error{Code: out.Code, Message: out.Message, Data: ms.Replace(e.Data, "uri", quote(to))}
 }
 
 // renameContents rewrites contents[].uri from the upstream's URI to the

@@ -109,7 +109,11 @@ type Gateway struct {
 	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
 	listeners    map[*listener]struct{}           // open subscriptions/listen requests
-	snapshots    snapshotStore
+	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
+
+	stateKey  [32]byte // signs the requestState of exchanges
+	replica   string   // names this process in them
+	snapshots snapshotStore
 }
 
 // New builds a gateway for cfg and opens its audit trail. It starts nothing.
@@ -133,7 +137,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		elicitations: map[elicitationKey]elicitation{},
 		subs:         map[subKey]map[subscriber]string{},
 		listeners:    map[*listener]struct{}{},
+		parked:       map[string]*exchange{},
 	}
+	g.stateKey, g.replica = newStateKey()
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -233,6 +239,7 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 // its whole process group) and closes the audit trail.
 func (g *Gateway) Close() error {
 	g.cancel()
+	g.endExchanges()
 	g.starting.Wait()
 	g.stopAllInstances()
 	g.bgMu.Lock()

@@ -57,6 +57,7 @@ type httpLink struct {
 	protocol   string          // negotiated version, for MCP-Protocol-Version
 	initParams json.RawMessage // to initialize again when the server forgets the session
 	legacy     bool            // HTTP+SSE: POST to endpoint, everything comes on the stream
+	modern     bool            // the modern era: stateless POSTs (see httpmodern.go)
 	endpoint   string          // where the legacy transport POSTs
 	legacyUp   chan struct{}   // closed once the legacy stream announced its endpoint
 	getOpen    bool
@@ -201,6 +202,10 @@ func (l *httpLink) Write(ctx context.Context, msg []byte) error {
 		defer func() { <-l.places }()
 		defer done()
 		defer l.endRequest(m.ID, m.IsRequest())
+		if l.isModern() {
+			l.sendModern(work, msg, m)
+			return
+		}
 		if m.Method != methodInitialize && m.Method != notifyInitialized && !m.IsResponse() {
 			l.awaitStream(work)
 		}

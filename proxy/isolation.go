@@ -268,6 +268,7 @@ type isolationFields struct {
 	lastUsed      atomic.Int64 // unix nanoseconds of the last request (instances)
 	endSupervisor context.CancelFunc
 	supervised    chan struct{} // closed when an instance's supervisor has returned
+	foundEra      string        // the era a probe found (config.ProtocolModern or ProtocolLegacy); "" when not known. Guarded by base.mu
 	lastInit      initializeResult
 	hadInit       bool // lastInit holds an instance's initialize answer; guarded by mu
 }
@@ -278,8 +279,8 @@ func isolatedServer(cfg config.Server) bool { return cfg.Isolation == config.Iso
 // applyOwnerLogLevel passes the level the instance's session chose with
 // logging/setLevel to a newly connected instance, which missed it.
 func (u *upstream) applyOwnerLogLevel(ctx context.Context, w *wire) {
-	if u.owner == nil {
-		return
+	if u.owner == nil || w.isModern() {
+		return // a modern server gets the level with each request
 	}
 	u.owner.mu.Lock()
 	level := u.owner.logLevel

@@ -34,6 +34,7 @@ type listenFilter struct {
 type listener struct {
 	s     *session
 	id    jsonrpc.ID
+	ctx   context.Context // the listen request's: cancelled (by the client) it hears nothing more
 	tag   json.RawMessage // the subscription id, as JSON: the request's id
 	lists [numKinds]bool  // the lists whose changes it wants (templates go with resources)
 
@@ -54,7 +55,7 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 	if len(want.ResourceSubscriptions) > maxSubscriptions {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.notifications.resourceSubscriptions names %d resources; mcpgate keeps at most %d per listen", len(want.ResourceSubscriptions), maxSubscriptions)
 	}
-	l := &listener{s: s, id: req.id, tag: json.RawMessage(req.id.String())}
+	l := &listener{s: s, id: req.id, ctx: ctx, tag: json.RawMessage(req.id.String())}
 	// The gateway's lists may always change (servers come and go), so it
 	// honours every list it was asked about.
 	honored := listenFilter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged, ResourcesListChanged: want.ResourcesListChanged}
@@ -144,6 +145,9 @@ func (l *listener) listChanged(k kind) {
 
 // send passes a notification on the listen's stream, tagged with its id.
 func (l *listener) send(method string, params json.RawMessage) {
+	if l.ctx.Err() != nil {
+		return // cancelled: the client hears nothing more on it
+	}
 	l.s.notifyRelated(method, setMeta(params, metaPair{metaSubscriptionID, l.tag}), l.id)
 }
 

@@ -44,8 +44,8 @@ func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *aud
 		if !ok {
 			continue // an isolated server's instance gets the level when it starts
 		}
-		if _, ok := u.capability("logging"); !ok {
-			continue
+		if _, ok := u.capability("logging"); !ok || u.isModern() {
+			continue // a modern server gets the level with each request
 		}
 		wg.Add(1)
 		go func() {
@@ -117,6 +117,13 @@ func (g *Gateway) relayLog(u *upstream, params json.RawMessage) {
 	for _, s := range u.audience() {
 		if s.wantsLog(m.Level) {
 			s.notify(notifyMessage, out)
+		}
+	}
+	// A modern client gets log messages only for a request that asked for
+	// them, on that request's stream: those of its requests in flight here.
+	for _, c := range u.modernCallers() {
+		if c.env.wantsLog(m.Level) {
+			c.s.notifyRelated(notifyMessage, out, c.id)
 		}
 	}
 }

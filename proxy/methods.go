@@ -96,6 +96,7 @@ func serverMethodTable() map[string]serverMethod {
 			}
 		}},
 		notifyElicitationComplete: {notice: func(u *upstream, p json.RawMessage) { u.g.relayElicitationComplete(u, p) }},
+		notifyAcknowledged:        {notice: (*upstream).listenAcknowledged},
 		notifyResourceUpdated:     {notice: func(u *upstream, p json.RawMessage) { u.g.relayResourceUpdated(u, p) }},
 		notifyToolsChanged:        {notice: func(u *upstream, _ json.RawMessage) { u.listChanged(kindTools) }},
 		notifyPromptsChanged:      {notice: func(u *upstream, _ json.RawMessage) { u.listChanged(kindPrompts) }},

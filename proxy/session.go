@@ -62,6 +62,15 @@ func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
 	return s
 }
 
+// versionFor is the protocol version of the request ctx serves: a modern
+// request's own, else the session's.
+func (s *session) versionFor(ctx context.Context) string {
+	if env := envelopeOf(ctx); env != nil {
+		return env.version
+	}
+	return s.protocolVersion()
+}
+
 func (s *session) protocolVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,6 +174,7 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 	ctx = withRequest(ctx, s, msg.ID, env)
 	m := clientMethods[msg.Method]
 	if env != nil {
+		rec.Protocol, rec.Client = env.version, env.client.Name
 		return s.dispatchModern(ctx, msg, m, rec)
 	}
 	switch {
@@ -195,7 +205,10 @@ func (s *session) dispatchModern(ctx context.Context, msg *jsonrpc.Message, m cl
 	}
 	res, err := m.serve(s, ctx, msg.Params, rec)
 	if err != nil {
-		return nil, err
+		return nil, modernError(err)
+	}
+	if msg.Method == methodResourcesRead && !inputRequired(res) {
+		res = withDefaultCacheHint(res)
 	}
 	return completeResult(res), nil
 }

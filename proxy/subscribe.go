@@ -91,7 +91,14 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 	if !first {
 		return nil
 	}
-	if _, err := s.forward(ctx, rt, methodSubscribe, uri, params, rec); err != nil {
+	subscribe := func() error {
+		if up.isModern() {
+			return up.watchModern(ctx, rt.name)
+		}
+		_, err := s.forward(ctx, rt, methodSubscribe, uri, params, rec)
+		return err
+	}
+	if err := subscribe(); err != nil {
 		s.g.mu.Lock()
 		delete(s.g.subs[key], sub)
 		if len(s.g.subs[key]) == 0 {
@@ -111,6 +118,10 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	rec.routed(rt, uri)
 	up, ok := s.servingNoStart(rt.up)
 	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, subscriber{s: s}) {
+		return json.RawMessage("{}"), nil
+	}
+	if up.isModern() {
+		up.unwatchModern()
 		return json.RawMessage("{}"), nil
 	}
 	if _, err := s.forward(ctx, rt, methodUnsubscribe, uri, params, rec); err != nil {
@@ -168,7 +179,12 @@ func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.StopGrace)
 	defer cancel()
 	var wg sync.WaitGroup
+	relisten := map[*upstream]bool{}
 	for _, key := range last {
+		if key.up.isModern() {
+			relisten[key.up] = true
+			continue
+		}
 		if s != nil && key.up.owner == s {
 			continue // the session's own instance stops with it
 		}
@@ -184,6 +200,9 @@ func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 		}()
 	}
 	wg.Wait()
+	for u := range relisten {
+		u.unwatchModern()
+	}
 }
 
 // maxSubscriptions bounds one session's resource subscriptions: each costs
@@ -213,6 +232,7 @@ func (g *Gateway) dropElicitations(s *session) {
 
 // relayResourceUpdated passes an update to the sessions subscribed to it.
 func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
+	params = withoutMeta(params, metaSubscriptionID) // our listen's, not the clients'
 	ms, err := rawjson.Members(params)
 	if err != nil {
 		return

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -62,6 +61,9 @@ func (u *upstream) supervise(ctx context.Context) {
 			// Before ready is closed: clients still waiting in initialize
 			// will see these items in their first list and need no notice.
 			u.g.upstreamCame(u)
+			if w.isModern() && u.listensTo() {
+				u.g.goBackground(func() { u.keepListening(w) })
+			}
 		}
 		u.attemptEnded()
 		select {
@@ -136,74 +138,38 @@ func (u *upstream) restartsSoFar() int {
 // is reported and retried, not waited for.
 func (u *upstream) initTimeout() time.Duration { return u.cfg.InitTimeout }
 
-// dial starts the server and runs the initialize handshake. Nothing is
-// listed: discovery is the clients' to ask for (DESIGN D1).
+// dial starts the server and opens the connection in its era (see
+// probe.go). Nothing is listed: discovery is the clients' to ask for
+// (DESIGN D1).
 func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	start := time.Now()
-	var l link
-	if u.cfg.Type == config.TypeStdio {
-		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens, redactCut: u.g.cfg.RedactCut}, func(line string) { u.g.upstreamStderr(u.name, line) })
-		if err != nil {
+	w, err := u.connect()
+	if err != nil {
+		return nil, u.fail(err.Error())
+	}
+	res, err := u.handshake(ctx, w)
+	if errors.Is(err, errProbeClosed) {
+		// A legacy server that exits when asked anything before
+		// initialize: started again, it gets initialize first.
+		u.log.Info("upstream closed the connection when probed with server/discover: it is of the legacy era; starting it again")
+		w.close(u.g.cfg.StopGrace)
+		if w, err = u.connect(); err != nil {
 			return nil, u.fail(err.Error())
 		}
-		l = p
-	} else {
-		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
-		hl.onReinit = u.resubscribe
-		hl.redactCut = u.g.cfg.RedactCut
-		l = hl
-	}
-	out := newOutbox(l, upstreamQueueBytes, false, u.g.cfg.StopGrace, func(queued int) {
-		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
-	})
-	conn := jsonrpc.NewConn(out, jsonrpc.Options{
-		Handler: jsonrpc.HandlerFunc(u.handle),
-		OnBadInput: func(err error) {
-			u.log.Warn("skipped bad message from upstream", "err", err)
-		},
-		// A server flooding requests to the client side (sampling,
-		// elicitation, roots) gets the excess refused at once.
-		MaxInFlight:      maxServerRequests,
-		MaxInFlightBytes: maxServerRequestBytes,
-		Received:         u.arrived,
-	}).Start()
-	w := &wire{conn: conn, out: out, link: l}
-	params := mustJSON(map[string]any{
-		"protocolVersion": latestVersion,
-		// Declared to every server, so that servers which offer some tools
-		// only to capable clients offer them; a request the actual client
-		// cannot serve gets an error (see serveClientRequest).
-		"capabilities": map[string]any{
-			"sampling":    map[string]any{},
-			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-			"roots":       map[string]any{"listChanged": true},
-		},
-		"clientInfo": map[string]string{"name": "mcpgate", "version": u.g.version},
-	})
-	ictx, cancel := context.WithTimeout(ctx, u.initTimeout())
-	raw, err := conn.Call(ictx, methodInitialize, params)
-	cancel()
-	var res initializeResult
-	if err == nil {
-		err = json.Unmarshal(raw, &res)
-	}
-	if err == nil && !SupportsVersion(res.ProtocolVersion) {
-		err = fmt.Errorf("it answered protocol version %q, which mcpgate does not speak (it speaks %v)", res.ProtocolVersion, supportedVersions)
-	}
-	if err == nil {
-		nctx, cancel := context.WithTimeout(ctx, u.initTimeout())
-		err = conn.Notify(nctx, notifyInitialized, nil)
-		cancel()
+		res, err = u.initialize(ctx, w)
 	}
 	if err != nil {
 		reason := "initialize failed: " + err.Error()
+		if w.isModern() {
+			reason = "server/discover failed: " + err.Error()
+		}
 		switch {
 		case ctx.Err() != nil:
 			reason = "mcpgate is stopping"
 		case errors.Is(err, context.DeadlineExceeded):
 			reason = fmt.Sprintf("did not answer initialize within %v (raise mcpServers.%s.init_timeout)", u.initTimeout(), u.name)
 		case errors.Is(err, jsonrpc.ErrClosed):
-			reason = l.reason(2 * time.Second)
+			reason = w.link.reason(2 * time.Second)
 		}
 		w.close(u.g.cfg.StopGrace)
 		return nil, u.fail(reason)
@@ -232,6 +198,39 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 	return w, nil
 }
 
+// connect starts the server (or reaches it) and puts a JSON-RPC
+// connection over the link.
+func (u *upstream) connect() (*wire, error) {
+	var l link
+	if u.cfg.Type == config.TypeStdio {
+		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens, redactCut: u.g.cfg.RedactCut}, func(line string) { u.g.upstreamStderr(u.name, line) })
+		if err != nil {
+			return nil, err
+		}
+		l = p
+	} else {
+		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
+		hl.onReinit = u.resubscribe
+		hl.redactCut = u.g.cfg.RedactCut
+		l = hl
+	}
+	out := newOutbox(l, upstreamQueueBytes, false, u.g.cfg.StopGrace, func(queued int) {
+		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
+	})
+	conn := jsonrpc.NewConn(out, jsonrpc.Options{
+		Handler: jsonrpc.HandlerFunc(u.handle),
+		OnBadInput: func(err error) {
+			u.log.Warn("skipped bad message from upstream", "err", err)
+		},
+		// A server flooding requests to the client side (sampling,
+		// elicitation, roots) gets the excess refused at once.
+		MaxInFlight:      maxServerRequests,
+		MaxInFlightBytes: maxServerRequestBytes,
+		Received:         u.arrived,
+	}).Start()
+	return &wire{conn: conn, out: out, link: l, listen: newUpListen()}, nil
+}
+
 // awaitEnd waits for the connection to end (a crash, or the server closing
 // its output) and cleans up. Every call in flight has already been failed
 // by the Conn, with the reason.
@@ -242,6 +241,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 	case <-ctx.Done():
 		return ""
 	}
+	w.endListens()
 	reason := u.g.redact(w.link.reason(2 * time.Second))
 	u.mu.Lock()
 	if u.wire == w && u.state == stateConnected {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -64,10 +65,25 @@ type upstream struct {
 // (every message to the server goes through it, written by one goroutine),
 // and the JSON-RPC connection over both.
 type wire struct {
-	conn *jsonrpc.Conn
-	out  *outbox
-	link link
+	conn   *jsonrpc.Conn
+	out    *outbox
+	link   link
+	modern atomic.Bool // the server speaks the modern era: requests carry the envelope
+	listen *upListen   // a modern server's subscriptions/listen (see upstreamlisten.go)
 }
+
+// eraLink is a link whose transport differs by era (HTTP: headers,
+// sessions).
+type eraLink interface{ setModern(bool) }
+
+func (w *wire) setEra(modern bool) {
+	w.modern.Store(modern)
+	if l, ok := w.link.(eraLink); ok {
+		l.setModern(modern)
+	}
+}
+
+func (w *wire) isModern() bool { return w.modern.Load() }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
 	u := &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
@@ -132,6 +148,12 @@ func (u *upstream) connLocked() (*wire, error) {
 	}
 }
 
+// isModern reports whether the live connection is of the modern era.
+func (u *upstream) isModern() bool {
+	w, err := u.connectionNoWait()
+	return err == nil && w.isModern()
+}
+
 func (u *upstream) connected() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -184,7 +206,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	}
 	if r, ok := requestFrom(ctx); ok {
 		var done func()
-		sent, done = u.addCaller(r)
+		sent, done = u.addCaller(r, dl)
 		defer done()
 	}
 	// The deadline covers the whole request: waiting for room in the
@@ -193,7 +215,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	defer cancel(nil)
 	dl.start(func() { cancel(errDeadline) })
 	defer dl.stop()
-	call, err := w.conn.Go(tctx, method, params)
+	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
 		sent(call.ID())
