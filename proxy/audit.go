@@ -22,9 +22,9 @@ type auditRecord struct {
 	Method     string          `json:"method"`
 	Protocol   string          `json:"protocol,omitempty"` // a modern request's protocol version (legacy ones: see session_opened)
 	Client     string          `json:"client,omitempty"`   // a modern request's clientInfo name, as the client says
-	Server     string          `json:"server"`            // the upstream that handled it; "mcpgate" when answered locally; "*" for a fan-out
-	Servers    []string        `json:"servers,omitempty"` // for a fan-out: the upstreams that answered
-	Name       string          `json:"name,omitempty"`    // tool, prompt or URI as the client named it
+	Server     string          `json:"server"`             // the upstream that handled it; "mcpgate" when answered locally; "*" for a fan-out
+	Servers    []string        `json:"servers,omitempty"`  // for a fan-out: the upstreams that answered
+	Name       string          `json:"name,omitempty"`     // tool, prompt or URI as the client named it
 	Upstream   string          `json:"upstream_name,omitempty"`
 	ID         json.RawMessage `json:"id"`
 	DurationMS float64         `json:"duration_ms"`
