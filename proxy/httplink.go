@@ -308,7 +308,20 @@ func (l *httpLink) markGone(reason string) {
 	l.end()
 }
 
+// push passes on one message from the server. A line break in it can only
+// sit between JSON tokens (one in a string is escaped), where it is only
+// layout; it goes, so that the message is one line wherever it travels on
+// (a stdio client reads one message per line).
 func (l *httpLink) push(msg []byte) {
+	if bytes.ContainsAny(msg, "\r\n") {
+		oneLine := make([]byte, 0, len(msg))
+		for _, c := range msg {
+			if c != '\r' && c != '\n' {
+				oneLine = append(oneLine, c)
+			}
+		}
+		msg = oneLine
+	}
 	select {
 	case l.inbox <- msg:
 	case <-l.ctx.Done():

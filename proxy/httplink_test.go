@@ -31,3 +31,36 @@ func TestHTTPErrorBodyCutHidesSecret(t *testing.T) {
 		t.Errorf("answer %s\nwant it to end the body with %s", got, want)
 	}
 }
+
+// A server over HTTP may answer with pretty-printed JSON, in a body or an
+// event's data lines; what mcpgate passes on is one line, as a stdio client
+// reads messages (a line break in it would cut the message in two, and the
+// rest would be read as a message of its own).
+func TestHTTPAnswerIsOneLine(t *testing.T) {
+	pretty := "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\r\n    \"protocolVersion\": \"2025-11-25\",\n    \"text\": \"two\\nlines\"\n  }\n}\n"
+	for _, sse := range []bool{false, true} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "no stream", http.StatusMethodNotAllowed)
+				return
+			}
+			if !sse {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, pretty)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: message\n")
+			for _, line := range strings.Split(strings.TrimSuffix(pretty, "\n"), "\n") {
+				fmt.Fprintf(w, "data: %s\n", strings.TrimSuffix(line, "\r"))
+			}
+			fmt.Fprint(w, "\n")
+		}))
+		l := testLink(t, config.Server{Name: "remote", URL: ts.URL, Type: config.TypeHTTP})
+		got := initializeLink(t, l)
+		if strings.ContainsAny(got, "\r\n") || !strings.Contains(got, `"text": "two\nlines"`) && !strings.Contains(got, `"text":"two\nlines"`) {
+			t.Errorf("sse=%v: passed on %q, want one line, the string's escape kept", sse, got)
+		}
+		ts.Close()
+	}
+}
