@@ -105,6 +105,9 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	var dups string
 	if f.err == nil {
 		f.items, dups = dropDuplicates(f.items)
+		if k == kindTools && u.mirrorsHeaders() {
+			f.items = u.dropInvalidHeaderTools(f.items)
+		}
 		f.items = u.applyListPolicies(ctx, k, f.items)
 	}
 	var cap listCapability

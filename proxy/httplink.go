@@ -71,6 +71,9 @@ type httpLink struct {
 	onReinit   func()              // told after a new session replaced a forgotten one
 	redactCut  func(string) string // hides a secret's start left where an error body is cut; nil: nothing
 	streamKick chan struct{}       // 1-buffered: the GET stream should reconnect now (a new session)
+	// toolSchema returns a tool's inputSchema as the server last listed it
+	// (for the Mcp-Param headers of the modern era); nil: none known.
+	toolSchema func(tool string) (json.RawMessage, bool)
 }
 
 func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logger) *httpLink {

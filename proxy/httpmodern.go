@@ -3,10 +3,12 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 
+	"github.com/mcpgate/mcpgate/internal/mcpheader"
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -19,8 +21,8 @@ import (
 // request's answer.
 
 const (
-	headerMethod = "Mcp-Method"
-	headerName   = "Mcp-Name"
+	headerMethod = mcpheader.Method
+	headerName   = mcpheader.Name
 )
 
 // setModern switches the link's era: a modern link keeps no session and
@@ -63,7 +65,10 @@ func (l *httpLink) sendModern(ctx context.Context, msg []byte, m *jsonrpc.Messag
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(headerMethod, m.Method)
 	if name, ok := nameOf(m); ok {
-		req.Header.Set(headerName, encodeHeaderValue(name))
+		req.Header.Set(headerName, mcpheader.Encode(name))
+		if m.Method == methodToolsCall {
+			l.setParamHeaders(req, name, m.Params)
+		}
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -105,16 +110,31 @@ func nameOf(m *jsonrpc.Message) (string, bool) {
 	return v, err == nil
 }
 
-// encodeHeaderValue is a value as a header may carry it: as is when it is
-// plain printable ASCII without leading or trailing space, else (or when
-// it looks like an encoded value itself) as =?base64?…?=.
-func encodeHeaderValue(v string) string {
-	plain := len(v) == 0 || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
-	for i := 0; plain && i < len(v); i++ {
-		plain = v[i] >= 0x20 && v[i] < 0x7f
+// setParamHeaders mirrors the arguments the tool's inputSchema designates
+// (x-mcp-header) into Mcp-Param-* headers, as a client of the modern era
+// must: from the tool as the server last listed it.
+func (l *httpLink) setParamHeaders(req *http.Request, tool string, params json.RawMessage) {
+	if l.toolSchema == nil {
+		return
 	}
-	if plain && !(len(v) >= 12 && v[:9] == "=?base64?" && v[len(v)-2:] == "?=") {
-		return v
+	schema, ok := l.toolSchema(tool)
+	if !ok {
+		return
 	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+	designated, err := mcpheader.Params(schema)
+	if err != nil || len(designated) == 0 {
+		return
+	}
+	ms, err := rawjson.SplitValid(params)
+	if err != nil {
+		return
+	}
+	args, _ := ms.Get("arguments")
+	for _, p := range designated {
+		if v, ok := p.Lookup(args); ok {
+			if h, ok := mcpheader.EncodeArg(v); ok {
+				req.Header.Set(p.HeaderName(), h)
+			}
+		}
+	}
 }

@@ -211,6 +211,7 @@ func (u *upstream) connect() (*wire, error) {
 	} else {
 		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
 		hl.onReinit = u.resubscribe
+		hl.toolSchema = u.listedSchema
 		hl.redactCut = u.g.cfg.RedactCut
 		l = hl
 	}
