@@ -272,6 +272,12 @@ type ServeOptions struct {
 	// requests in flight are cancelled at once rather than given the
 	// shutdown grace.
 	Ended func() bool
+	// Stateless says the stream carries requests of the modern era that
+	// belong to no session (over HTTP, a POST without a session id): the
+	// audit trail records no session opened or closed for it, and servers
+	// run once per session ("isolation": "session") refuse its requests,
+	// since they have no session to be run for.
+	Stateless bool
 }
 
 // Serve runs one client session over stream until the client ends it or
@@ -285,16 +291,21 @@ type ServeOptions struct {
 // NotificationWriter (to drop notifications it has no room for).
 func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOptions) error {
 	s := newSession(g, stream, opts.SessionID)
+	s.stateless = opts.Stateless
 	g.mu.Lock()
 	g.sessions[s] = struct{}{}
 	g.mu.Unlock()
-	g.audit.event("session_opened", "session", s.id)
+	if !s.stateless {
+		g.audit.event("session_opened", "session", s.id)
+	}
 	opened := time.Now()
 	defer func() {
 		g.mu.Lock()
 		delete(g.sessions, s)
 		g.mu.Unlock()
-		s.recordClosed(opened)
+		if !s.stateless {
+			s.recordClosed(opened)
+		}
 		g.progress.dropSession(s)
 		g.dropSubscriptions(s)
 		g.dropElicitations(s)

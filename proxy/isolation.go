@@ -48,6 +48,9 @@ func (g *Gateway) serving(ctx context.Context, base *upstream) (*upstream, error
 	if r, ok := requestFrom(ctx); ok {
 		s = r.s
 	}
+	if s != nil && s.stateless {
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q runs once per client session (\"isolation\": \"session\"), and a request without a session has none to run it for: use a session (initialize) for this server", base.name)
+	}
 	inst, err := base.instanceFor(s)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ type session struct {
 	conn      *jsonrpc.Conn
 	out       *outbox     // the way out to the client; conn writes through it
 	closing   atomic.Bool // set when Serve is done: notifications stop
+	stateless bool        // no session: modern requests only, each on its own (ServeOptions.Stateless)
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 
 	ready    chan struct{} // closed when the client sent notifications/initialized
