@@ -290,8 +290,7 @@ type ServeOptions struct {
 // does), jsonrpc.MessageReader (when it has decoded what it reads), and
 // NotificationWriter (to drop notifications it has no room for).
 func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOptions) error {
-	s := newSession(g, stream, opts.SessionID)
-	s.stateless = opts.Stateless
+	s := newSession(g, stream, opts)
 	g.mu.Lock()
 	g.sessions[s] = struct{}{}
 	g.mu.Unlock()

@@ -35,11 +35,12 @@ type session struct {
 	logLevel     string                     // set by logging/setLevel; empty: everything
 }
 
-func newSession(g *Gateway, stream jsonrpc.Stream, id string) *session {
+func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
+	id := opts.SessionID
 	if id == "" {
 		id = newSessionID()
 	}
-	s := &session{g: g, id: id, ready: make(chan struct{}), draining: make(chan struct{})}
+	s := &session{g: g, id: id, stateless: opts.Stateless, ready: make(chan struct{}), draining: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
