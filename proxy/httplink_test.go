@@ -64,3 +64,17 @@ func TestHTTPAnswerIsOneLine(t *testing.T) {
 		ts.Close()
 	}
 }
+
+// The probe of a server's era goes as a modern request; a server found to
+// be legacy must still have its requests wait for its GET stream, where
+// it sends what it ties to no request (see awaitStream).
+func TestProbeLeavesTheStreamGateShut(t *testing.T) {
+	l := testLink(t, config.Server{Name: "remote", URL: "http://127.0.0.1:1", Type: config.TypeHTTP})
+	l.setModern(true)
+	l.setModern(false)
+	select {
+	case <-l.streamUp:
+		t.Fatal("after the probe, requests no longer wait for the GET stream")
+	default:
+	}
+}

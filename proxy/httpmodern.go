@@ -32,11 +32,7 @@ func (l *httpLink) setModern(modern bool) {
 	defer l.mu.Unlock()
 	l.modern = modern
 	if modern {
-		l.protocol = versionModern
-		if !l.streamSet { // there is no stream to wait for
-			l.streamSet = true
-			close(l.streamUp)
-		}
+		l.protocol = versionModern // (a modern request waits for no GET stream: see Write)
 	} else if l.protocol == versionModern {
 		l.protocol = ""
 	}
