@@ -14,9 +14,10 @@
 // the rounds. The machine, and how busy it was with other work meanwhile,
 // head the output.
 //
-// -profile DIR runs instead the stdio tools/call (C=16) and 5,020-tool list
-// benchmarks with mcpgate writing CPU and allocation profiles into DIR (see
-// mcpgateProfiledMain), and says how to read them.
+// -profile DIR runs instead the hot paths (stdio tools/call at C=16, the
+// 5,020-tool list, the 10 MiB result) with mcpgate writing CPU and
+// allocation profiles into DIR (see mcpgateProfiledMain), and says how to
+// read them.
 package main
 
 import (
@@ -41,19 +42,28 @@ type group struct {
 
 var groups = []group{
 	{`^BenchmarkPerfCall$/^C=1$`, "4000x"},
-	{`^BenchmarkPerfCall$/^C=16$`, "20000x"},
-	{`^BenchmarkPerfCall$/^C=64$`, "20000x"},
+	// 100,000 calls: the relay's CPU is then 50 ticks or more of
+	// /proc/PID/stat, good to 2% (see procCPU).
+	{`^BenchmarkPerfCall$/^C=16$`, "100000x"},
+	{`^BenchmarkPerfCall$/^C=64$`, "100000x"},
 	{`^BenchmarkPerfList5020$`, "2s"},
 	{`^BenchmarkPerfFanout$`, "20x"},
-	{`^BenchmarkPerfBigResult$`, "1s"},
+	{`^BenchmarkPerfBigResult$/^1MiB$`, "1s"},
+	{`^BenchmarkPerfBigResult$/^10MiB$`, "10x"},
+	{`^BenchmarkPerfBigResult$/^50MiB$`, "3x"},
 	{`^BenchmarkPerfHTTP$/^C=1$`, "3000x"},
 	{`^BenchmarkPerfHTTP$/^C=64$`, "20000x"},
 	{`^BenchmarkPerfColdStart$`, "10x"},
 }
 
+// profileGroups give each profile some seconds of mcpgate's CPU: a
+// thousand samples or more.
 var profileGroups = []group{
-	{`^BenchmarkPerfCall$/^C=16$/^mcpgate`, "20000x"},
-	{`^BenchmarkPerfList5020$/^mcpgate`, "100x"},
+	{`^BenchmarkPerfCall$/^C=16$/^mcpgate$`, "300000x"},
+	{`^BenchmarkPerfCall$/^C=16$/^mcpgate-policies$`, "100000x"},
+	{`^BenchmarkPerfList5020$/^mcpgate(-cached)?$`, "300x"},
+	{`^BenchmarkPerfList5020$/^mcpgate-policies$`, "40x"},
+	{`^BenchmarkPerfBigResult$/^10MiB$/^mcpgate$`, "30x"},
 }
 
 func main() {
@@ -114,6 +124,10 @@ func run(rounds int, quick, verbose bool, profileDir string) error {
 	fmt.Printf("Load: %s.\n", load)
 	fmt.Printf("Run: `go run ./internal/benchreport`, %d round(s), each cell the median; %s.\n\n", rounds, time.Now().UTC().Format("2006-01-02"))
 	writeTable(os.Stdout, suite(), res)
+	if rounds > 1 {
+		fmt.Println()
+		writeSpread(os.Stdout, suite(), res, 0.25)
+	}
 	return nil
 }
 

@@ -61,3 +61,17 @@ func (r results) median(bench, unit string) (float64, bool) {
 	}
 	return (sorted[n/2-1] + sorted[n/2]) / 2, true
 }
+
+// spread is how far a benchmark's values in unit lie apart, as a share of
+// their median: (max − min) ÷ median; 0 with fewer than two.
+func (r results) spread(bench, unit string) float64 {
+	values := r[bench][unit]
+	median, ok := r.median(bench, unit)
+	if len(values) < 2 || !ok || median == 0 {
+		return 0
+	}
+	return (slices.Max(values) - slices.Min(values)) / median
+}
+
+// values are a benchmark's values in unit, in the order of the rounds.
+func (r results) values(bench, unit string) []float64 { return r[bench][unit] }

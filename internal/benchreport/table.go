@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The peers a row compares, in the columns' order; a benchmark's name ends
@@ -80,7 +81,7 @@ func suite() []row {
 			timeGoal, memGoal = atMost(1.3, "direct"), atMost(2.5, "the result")
 		}
 		rows = append(rows,
-			row{path: fmt.Sprintf("%d MiB result, time", mib), bench: big(mib), unit: "ns/op", show: showNanos, compare: toDirect, goal: timeGoal},
+			row{path: fmt.Sprintf("%d MiB result, time (p50)", mib), bench: big(mib), unit: "p50-us", show: showMicros, compare: toDirect, goal: timeGoal},
 			row{path: fmt.Sprintf("%d MiB result, hop peak RSS", mib), bench: hop(big(mib)), unit: "peak-rss-MiB", show: showMiB, compare: toSize, size: float64(mib), goal: memGoal})
 	}
 	httpCalls := func(c string) [peers]string {
@@ -152,6 +153,33 @@ func writeTable(w io.Writer, rows []row, r results) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.path, cells[peerDirect], cells[peerRelay], cells[peerGate], goalCell, cells[peerPolicies])
 	}
+}
+
+// writeSpread names the cells whose rounds lie further apart than limit
+// (a share of their median): those to read with care, or to run again.
+func writeSpread(w io.Writer, rows []row, r results, limit float64) {
+	var wide []string
+	names := [peers]string{"direct", "relay", "mcpgate", "policies"}
+	for _, row := range rows {
+		for p, bench := range row.bench {
+			if s := r.spread(bench, row.unit); bench != "" && s > limit {
+				wide = append(wide, fmt.Sprintf("%s, %s (%s)", row.path, names[p], showSpread(row, r.values(bench, row.unit))))
+			}
+		}
+	}
+	if len(wide) == 0 {
+		fmt.Fprintf(w, "Every cell's rounds lie within %.0f%% of its median.\n", 100*limit)
+		return
+	}
+	fmt.Fprintf(w, "Cells whose rounds lie more than %.0f%% of their median apart: %s.\n", 100*limit, strings.Join(wide, "; "))
+}
+
+func showSpread(row row, values []float64) string {
+	shown := make([]string, len(values))
+	for i, v := range values {
+		shown[i] = row.show(v)
+	}
+	return strings.Join(shown, ", ")
 }
 
 // compared is what the row sets mcpgate's value against, and whether both
