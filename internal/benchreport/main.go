@@ -15,7 +15,7 @@
 // head the output.
 //
 // -profile DIR runs instead the hot paths (stdio tools/call at C=16, the
-// 5,020-tool list, the 10 MiB result) with mcpgate writing CPU and
+// 5,020-tool list, the 10 MiB result, the HTTP front at C=64) with mcpgate writing CPU and
 // allocation profiles into DIR (see mcpgateProfiledMain), and says how to
 // read them.
 package main
@@ -64,6 +64,7 @@ var profileGroups = []group{
 	{`^BenchmarkPerfList5020$/^mcpgate(-cached)?$`, "300x"},
 	{`^BenchmarkPerfList5020$/^mcpgate-policies$`, "40x"},
 	{`^BenchmarkPerfBigResult$/^10MiB$/^mcpgate$`, "30x"},
+	{`^BenchmarkPerfHTTP$/^C=64$/^mcpgate$`, "100000x"},
 }
 
 func main() {
@@ -124,10 +125,6 @@ func run(rounds int, quick, verbose bool, profileDir string) error {
 	fmt.Printf("Load: %s.\n", load)
 	fmt.Printf("Run: `go run ./internal/benchreport`, %d round(s), each cell the median; %s.\n\n", rounds, time.Now().UTC().Format("2006-01-02"))
 	writeTable(os.Stdout, suite(), res)
-	if rounds > 1 {
-		fmt.Println()
-		writeSpread(os.Stdout, suite(), res, 0.25)
-	}
 	return nil
 }
 

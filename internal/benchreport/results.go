@@ -72,6 +72,3 @@ func (r results) spread(bench, unit string) float64 {
 	}
 	return (slices.Max(values) - slices.Min(values)) / median
 }
-
-// values are a benchmark's values in unit, in the order of the rounds.
-func (r results) values(bench, unit string) []float64 { return r[bench][unit] }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 )
 
 // The peers a row compares, in the columns' order; a benchmark's name ends
@@ -116,8 +115,18 @@ func atLeast(limit float64, of string) goal {
 	return goal{text: fmt.Sprintf("≥ %g× %s", limit, of), met: func(r float64) bool { return r >= limit }}
 }
 
-// writeTable writes the table of rows as markdown, from the medians of r.
+// noisy marks a cell whose rounds lie further apart than spreadLimit.
+const noisy = "†"
+
+// spreadLimit is how far apart, as a share of their median, a cell's rounds
+// may lie before the cell is marked noisy: one to read with care, or to
+// measure again.
+const spreadLimit = 0.25
+
+// writeTable writes the table of rows as markdown, from the medians of r,
+// and a note under it when a cell is marked noisy.
 func writeTable(w io.Writer, rows []row, r results) {
+	marked := false
 	fmt.Fprintln(w, "| path | direct | relay floor | mcpgate | goal (issue 13) | mcpgate, default policies |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|")
 	for _, row := range rows {
@@ -131,6 +140,10 @@ func writeTable(w io.Writer, rows []row, r results) {
 			cells[p] = "not run"
 			if v[p], has[p] = r.median(bench, row.unit); has[p] {
 				cells[p] = row.show(v[p])
+				if r.spread(bench, row.unit) > spreadLimit {
+					cells[p] += noisy
+					marked = true
+				}
 			}
 		}
 		compared, comparable := row.compared(v, has)
@@ -153,33 +166,9 @@ func writeTable(w io.Writer, rows []row, r results) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.path, cells[peerDirect], cells[peerRelay], cells[peerGate], goalCell, cells[peerPolicies])
 	}
-}
-
-// writeSpread names the cells whose rounds lie further apart than limit
-// (a share of their median): those to read with care, or to run again.
-func writeSpread(w io.Writer, rows []row, r results, limit float64) {
-	var wide []string
-	names := [peers]string{"direct", "relay", "mcpgate", "policies"}
-	for _, row := range rows {
-		for p, bench := range row.bench {
-			if s := r.spread(bench, row.unit); bench != "" && s > limit {
-				wide = append(wide, fmt.Sprintf("%s, %s (%s)", row.path, names[p], showSpread(row, r.values(bench, row.unit))))
-			}
-		}
+	if marked {
+		fmt.Fprintf(w, "\n%s: the rounds of this cell lie more than %.0f%% of their median apart.\n", noisy, 100*spreadLimit)
 	}
-	if len(wide) == 0 {
-		fmt.Fprintf(w, "Every cell's rounds lie within %.0f%% of its median.\n", 100*limit)
-		return
-	}
-	fmt.Fprintf(w, "Cells whose rounds lie more than %.0f%% of their median apart: %s.\n", 100*limit, strings.Join(wide, "; "))
-}
-
-func showSpread(row row, values []float64) string {
-	shown := make([]string, len(values))
-	for i, v := range values {
-		shown[i] = row.show(v)
-	}
-	return strings.Join(shown, ", ")
 }
 
 // compared is what the row sets mcpgate's value against, and whether both

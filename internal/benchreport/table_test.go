@@ -53,20 +53,24 @@ func TestShow(t *testing.T) {
 	}
 }
 
-func TestWriteSpread(t *testing.T) {
+func TestNoisyCells(t *testing.T) {
 	r := results{
 		"BenchmarkPerfCall/C=1/direct": {"p50-us": {100, 110, 105}},
 		"BenchmarkPerfCall/C=1/relay":  {"p50-us": {100, 200, 150}},
 	}
 	var b strings.Builder
-	writeSpread(&b, suite()[:1], r, 0.25)
-	want := "Cells whose rounds lie more than 25% of their median apart: stdio tools/call p50 (C=1), relay (100 µs, 200 µs, 150 µs).\n"
-	if b.String() != want {
-		t.Errorf("got %q\nwant %q", b.String(), want)
+	writeTable(&b, suite()[:1], r)
+	for _, want := range []string{
+		"| stdio tools/call p50 (C=1) | 105 µs | 150 µs† | not run |",
+		"†: the rounds of this cell lie more than 25% of their median apart.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
 	}
 	b.Reset()
-	writeSpread(&b, suite()[:1], results{"BenchmarkPerfCall/C=1/direct": {"p50-us": {100, 110, 105}}}, 0.25)
-	if !strings.HasPrefix(b.String(), "Every cell's rounds lie within 25%") {
-		t.Errorf("got %q", b.String())
+	writeTable(&b, suite()[:1], results{"BenchmarkPerfCall/C=1/direct": {"p50-us": {100, 110, 105}}})
+	if strings.Contains(b.String(), "†") {
+		t.Errorf("a steady cell marked noisy:\n%s", b.String())
 	}
 }
