@@ -63,12 +63,16 @@ func (r results) median(bench, unit string) (float64, bool) {
 }
 
 // spread is how far a benchmark's values in unit lie apart, as a share of
-// their median: (max − min) ÷ median; 0 with fewer than two.
+// their median: the range of the middle half of them ((max − min) ÷ median
+// for up to three values); 0 with fewer than two.
 func (r results) spread(bench, unit string) float64 {
-	values := r[bench][unit]
+	values := slices.Clone(r[bench][unit])
 	median, ok := r.median(bench, unit)
 	if len(values) < 2 || !ok || median == 0 {
 		return 0
 	}
-	return (slices.Max(values) - slices.Min(values)) / median
+	slices.Sort(values)
+	trim := len(values) / 4
+	middle := values[trim : len(values)-trim]
+	return (middle[len(middle)-1] - middle[0]) / median
 }

@@ -46,3 +46,23 @@ func TestMedianEven(t *testing.T) {
 		t.Errorf("median of 1..4 = %v, want 2.5", got)
 	}
 }
+
+func TestSpread(t *testing.T) {
+	r := results{
+		"three":   {"u": {100, 130, 110}},
+		"fifteen": {"u": {50, 100, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 300, 400}},
+		"one":     {"u": {100}},
+	}
+	for _, c := range []struct {
+		bench string
+		want  float64
+	}{
+		{"three", 0.30 / 1.10}, // the whole range
+		{"fifteen", 8.0 / 105}, // the middle half: 101 … 109
+		{"one", 0},
+	} {
+		if got := r.spread(c.bench, "u"); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("spread(%s) = %v, want %v", c.bench, got, c.want)
+		}
+	}
+}
