@@ -3,21 +3,21 @@
 // prints issue 13's table: mcpgate beside a direct connection to the same
 // server and beside a relay that only copies lines, measured in one run.
 //
-//	go run ./internal/benchreport [-rounds 3] [-quick] [-v]
+//	go run ./internal/benchreport [-rounds 3] [-quick] [-v] [-raw FILE]
 //	go run ./internal/benchreport -profile DIR
 //
 // It builds the test binary and the real mcpgate once, then runs the
-// benchmarks in rounds: each round runs every group once, each group
-// running its peers one after the other (direct, relay, mcpgate, mcpgate
-// with its default policies), so that the peers of a row alternate and a
-// burst of load elsewhere falls on all of them. Each cell is the median of
-// the rounds. The machine, and how busy it was with other work meanwhile,
-// head the output.
+// benchmarks in rounds: each round runs every group once (the C=1 groups
+// five times), each group running its peers one after the other (direct,
+// relay, mcpgate, mcpgate with its default policies), so that the peers of
+// a row alternate and a burst of load elsewhere falls on all of them. Each
+// cell is the median of its runs. The machine, and how busy it was with
+// other work meanwhile, head the output.
 //
 // -profile DIR runs instead the hot paths (stdio tools/call at C=16, the
-// 5,020-tool list, the 10 MiB result, the HTTP front at C=64) with mcpgate writing CPU and
-// allocation profiles into DIR (see mcpgateProfiledMain), and says how to
-// read them.
+// 5,020-tool list, the 10 MiB result, the HTTP front at C=64) with mcpgate
+// writing CPU and allocation profiles into DIR (see mcpgateProfiledMain),
+// and says how to read them.
 package main
 
 import (
@@ -142,13 +142,13 @@ func run(rounds int, quick, verbose bool, profileDir string, raw io.Writer) erro
 		}
 	}
 	load := sampleLoad().since(before)
-	fmt.Printf("Machine: %s.\n", machine)
-	fmt.Printf("Load: %s.\n", load)
+	fmt.Printf("- Machine: %s.\n", machine)
+	fmt.Printf("- Load: %s.\n", load)
 	how := fmt.Sprintf("%d rounds (the C=1 paths: 5 runs a round)", rounds)
 	if quick {
 		how = "-quick: each benchmark once"
 	}
-	fmt.Printf("Run: `go run ./internal/benchreport`, %s, each cell the median; %s.\n\n", how, time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("- Run: `go run ./internal/benchreport`, %s, each cell the median; %s.\n\n", how, time.Now().UTC().Format("2006-01-02"))
 	writeTable(os.Stdout, suite(), res)
 	return nil
 }
