@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkPerfHTTP: tools/call over Streamable HTTP, C calls in flight in
+// one session: to the fake server's own HTTP endpoint (direct, fakeupstream
+// -http) and to mcpgate -listen in front of the same server over stdio.
+func BenchmarkPerfHTTP(b *testing.B) {
+	dir := b.TempDir()
+	server := perfServer{"fake", writeFile(b, dir, "echo.json",
+		`{"name": "echo", "tools": [{"name": "echo", "do": {"text": "ok"}}]}`)}
+	const args = `{"text":"hello","n":42,"nested":{"list":[1,2,3]}}`
+	for _, conc := range []int{1, 64} {
+		b.Run(fmt.Sprintf("C=%d", conc), func(b *testing.B) {
+			for _, variant := range []string{perfDirect, perfGate} {
+				b.Run(variant, func(b *testing.B) {
+					url, hopPID := startPerfHTTPPeer(b, variant, server)
+					c := newPerfHTTPClient(url, conc)
+					if err := c.initialize(); err != nil {
+						b.Fatalf("initialize: %v", err)
+					}
+					tool := "echo"
+					if variant == perfGate {
+						tool = "fake__echo"
+					}
+					params := perfToolCall(tool, args)
+					benchPerfCalls(b, hopPID, conc, perfWarmup(), func(chan perfAnswer) perfAnswer {
+						return c.call("tools/call", params)
+					})
+				})
+			}
+		})
+	}
+}
+
+// startPerfHTTPPeer starts the server's own HTTP endpoint (direct) or
+// mcpgate -listen in front of it (mcpgate), on a free loopback port, and
+// returns its URL and mcpgate's pid (0 when direct). The benchmark's cleanup
+// stops it.
+func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string, int) {
+	if variant == perfDirect {
+		urlFile := filepath.Join(b.TempDir(), "url")
+		cmd := exec.Command("fakeupstream", "-http", urlFile, server.spec)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			cmd.Process.Kill() // it serves until killed
+			cmd.Wait()
+		})
+		return waitURLFile(b, urlFile), 0
+	}
+	// mcpgate says where it listens in its log: the port is free for sure,
+	// which one taken and let go before would not be.
+	cmd := perfGateCommand(b, variant, []perfServer{server}, "", "-listen", "127.0.0.1:0", "-log-level", "info")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			line := lines.Text()
+			if _, rest, ok := strings.Cut(line, "mcpgate serving over HTTP"); ok {
+				_, url, _ := strings.Cut(rest, "url=")
+				url, _, _ = strings.Cut(url, " ")
+				urls <- url
+			} else if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				fmt.Fprintln(os.Stderr, line)
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-logDone:
+		case <-time.After(30 * time.Second):
+			fmt.Fprintln(os.Stderr, "perf: mcpgate -listen did not exit 30s after SIGTERM; killing it")
+			cmd.Process.Kill()
+			<-logDone
+		}
+		cmd.Wait()
+	})
+	select {
+	case url := <-urls:
+		return url, cmd.Process.Pid
+	case <-logDone:
+		b.Fatal("mcpgate -listen exited before it listened")
+	case <-time.After(20 * time.Second):
+		b.Fatal("mcpgate -listen did not say where it listens within 20s")
+	}
+	return "", 0
+}
+
+// waitURLFile waits for a server to write its URL to file, as fakeupstream
+// -http does once it listens: polling for the event, with a generous limit.
+func waitURLFile(b *testing.B, file string) string {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if url, err := os.ReadFile(file); err == nil && len(url) > 0 {
+			return strings.TrimSpace(string(url))
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no URL in %s after 20s", filepath.Base(file))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

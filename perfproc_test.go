@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the unit of utime and stime in /proc/PID/stat: USER_HZ,
+// which Linux fixes at 100 on every architecture Go runs on (sysconf
+// _SC_CLK_TCK, unreachable without cgo).
+const clockTick = 10 * time.Millisecond
+
+// procCPU is the CPU time a process has used, user plus system, all its
+// threads (exited ones too) and none of its children: utime and stime of
+// /proc/PID/stat. Its unit is a tick (10 ms), so a measure of CPU per call
+// takes a second or more of CPU to be good to 1%. getrusage would be finer,
+// but only for the caller or its waited-for children, which for mcpgate
+// or the relay include the server they run.
+func procCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis. utime and stime are fields 14 and 15.
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name, want 13 or more", pid, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %q is not a number of ticks", pid, f)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// procMemory is a memory figure of /proc/PID/status in MiB: VmRSS (resident
+// now) or VmHWM (the peak of it).
+func procMemory(pid int, field string) (float64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kB, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status: %s: %q is not kB", pid, field, v)
+			}
+			return float64(kB) / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+)
+
+// relayFloorMain is the floor any stdio gateway stands on (issue 13): it
+// starts one server and copies lines both ways without parsing them, which
+// is the two pipe hops and the one process in between that a gateway must
+// add, and nothing else. What mcpgate spends beyond it is its own.
+//
+//	relayfloor COMMAND [ARG...]
+//
+// It reads its own stdin and stdout through the runtime's poller as mcpgate
+// does (pollable, stdio_unix.go), so that the two differ in what they do
+// with a message, not in how they wait for one. A line longer than the
+// buffer is passed on in pieces as it comes, never held whole. Its exit
+// status is the server's.
+func relayFloorMain(args []string) int {
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "usage: relayfloor COMMAND [ARG...]")
+		return 2
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = os.Stderr
+	toServer, err := cmd.StdinPipe()
+	if err == nil {
+		var fromServer io.ReadCloser
+		if fromServer, err = cmd.StdoutPipe(); err == nil {
+			if err = cmd.Start(); err == nil {
+				return relayLines(cmd, toServer, fromServer)
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "relayfloor:", err)
+	return 1
+}
+
+// relayLines copies the client's lines to the server until the client
+// closes stdin (then closes the server's), and the server's to the client
+// until the server closes stdout; then it waits for the server.
+func relayLines(cmd *exec.Cmd, toServer io.WriteCloser, fromServer io.Reader) int {
+	stdin := pollable(os.Stdin, "/dev/stdin")
+	stdout := pollable(os.Stdout, "/dev/stdout")
+	// This copy ends with the process: a client may keep stdin open after
+	// the server has gone, and nothing more can be delivered then.
+	go func() {
+		copyLines(toServer, stdin)
+		toServer.Close()
+	}()
+	copyLines(stdout, fromServer)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "relayfloor:", err)
+		return 1
+	}
+	return 0
+}
+
+// copyLines copies src to dst a line at a time, each flushed as it ends:
+// what a line-framed relay must do so that no message waits for the next.
+func copyLines(dst io.Writer, src io.Reader) error {
+	r := bufio.NewReaderSize(src, 64<<10)
+	w := bufio.NewWriterSize(dst, 64<<10)
+	for {
+		line, err := r.ReadSlice('\n')
+		if _, werr := w.Write(line); werr != nil {
+			return werr
+		}
+		switch {
+		case err == nil:
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			// The rest of a long line: keep copying it.
+		default:
+			w.Flush()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
