@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -21,7 +22,17 @@ func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, erro
 		if rt, _, ok := g.names.lookup(k, name); ok {
 			return rt, nil // a name the operator renamed
 		}
-		return route{g.upstreams[0], name}, nil
+		up := g.upstreams[0]
+		if k == kindTools && up.cfg.Type == config.TypeHTTP && up.cfg.Protocol != config.ProtocolLegacy && !g.names.knows(k, up) {
+			// A modern server over HTTP needs the tool's listed schema: it
+			// says which arguments go into headers, or that the tool must
+			// not be called at all.
+			g.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
+		}
+		if err := up.base.leftOut(k, name, name); err != nil {
+			return route{}, err
+		}
+		return route{up, name}, nil
 	}
 	if up, rest, ok := splitPrefixed(name, g.byName); ok {
 		return g.resolvePrefixed(ctx, k, name, up, rest)
@@ -46,6 +57,9 @@ func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *
 		if attempt == 0 {
 			g.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
 		}
+	}
+	if err := up.base.leftOut(k, rest, name); err != nil {
+		return route{}, err
 	}
 	if rest != "" && (k == kindResources || !g.names.knows(k, up)) {
 		return route{up, rest}, nil
@@ -101,6 +115,9 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 	for _, u := range g.upstreams {
 		if _, held := u.withheldItem(k, name); held {
 			return route{u, name}, nil // refused by the policy that withheld it, with its reason
+		}
+		if err := u.base.leftOut(k, name, name); err != nil {
+			return route{}, err
 		}
 	}
 	if k == kindResources {

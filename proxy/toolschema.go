@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/mcpheader"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // ToolInputSchema returns the inputSchema of the tool clients know as name,
@@ -41,21 +44,47 @@ func (u *upstream) mirrorsHeaders() bool {
 }
 
 // dropInvalidHeaderTools leaves out the tools whose x-mcp-header
-// annotations break the spec's rules, as a client over HTTP must; the log
-// says which and why.
+// annotations break the spec's rules, as a client over HTTP must. They are
+// remembered, so that a call to one is refused with the reason rather than
+// as an unknown tool; the log says which and why once per change.
 func (u *upstream) dropInvalidHeaderTools(items []item) []item {
 	kept := items[:0:0]
-	var dropped []string
+	bad := map[string]string{}
 	for _, it := range items {
 		schema, _ := it.members.Get("inputSchema")
 		if _, err := mcpheader.Params(schema); err != nil {
-			dropped = append(dropped, it.name+" ("+err.Error()+")")
+			bad[it.name] = err.Error()
 			continue
 		}
 		kept = append(kept, it)
 	}
-	if len(dropped) > 0 {
+	base := u.base // the configured server's, whichever instance listed
+	base.mu.Lock()
+	changed := !maps.Equal(bad, base.badHeader)
+	base.badHeader = bad
+	base.mu.Unlock()
+	if changed && len(bad) > 0 {
+		var dropped []string
+		for _, name := range slices.Sorted(maps.Keys(bad)) {
+			dropped = append(dropped, name+" ("+bad[name]+")")
+		}
 		u.log.Warn("upstream lists tools whose x-mcp-header annotations are invalid; clients do not see them", "tools", strings.Join(dropped, "; "))
 	}
 	return kept
+}
+
+// leftOut refuses a call to a tool the server lists with invalid
+// x-mcp-header annotations, naming why; nil for any other name. exposed is
+// the name the client used.
+func (base *upstream) leftOut(k kind, tool, exposed string) error {
+	if k != kindTools {
+		return nil
+	}
+	base.mu.Lock()
+	why, ok := base.badHeader[tool]
+	base.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "tool %q is left out: server %q lists it with invalid x-mcp-header annotations (%s); the server must fix its inputSchema", exposed, base.name, why)
 }

@@ -57,8 +57,9 @@ type upstream struct {
 	lists         [numKinds]listCache
 	callers       []*caller // client sessions with a request in flight here, oldest first
 
-	policies *serverPolicies               // the configured server's (instances use their base's); nil: none
-	withheld [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
+	policies  *serverPolicies               // the configured server's (instances use their base's); nil: none
+	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
+	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
 }
 
 // wire is one connection to the server: the link, the outbox in front of it
