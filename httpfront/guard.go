@@ -1,7 +1,6 @@
 package httpfront
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,20 +39,8 @@ func (f *Front) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// tokenValid checks an Authorization header. The scheme is
-// case-insensitive (RFC 9110, section 11.1): "bearer" is "Bearer".
-func (f *Front) tokenValid(header string) bool {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	token = strings.TrimLeft(token, " ")
-	valid := 0
-	for _, t := range f.cfg.Tokens {
-		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
-	}
-	return valid == 1
-}
+// tokenValid checks an Authorization header (see BearerValid).
+func (f *Front) tokenValid(header string) bool { return BearerValid(f.cfg.Tokens, header) }
 
 // CheckListen refuses what the front must not serve: an address beyond
 // loopback without a bearer token (anyone who can reach it could use every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -46,7 +47,7 @@ type auditRecord struct {
 // routed names the upstream that handles the request.
 func (r *auditRecord) routed(rt route, name string) {
 	r.Server, r.Name, r.Upstream = rt.up.name, name, rt.name
-	if sp := rt.up.base.policies; sp != nil {
+	if sp := rt.up.base.policies.Load(); sp != nil {
 		r.policies = sp.chain
 	}
 }
@@ -68,7 +69,7 @@ type auditError struct {
 // counted in /metrics, reported by /readyz, and Close returns an error (so
 // mcpgate exits with status 1).
 type auditLog struct {
-	bodies bool
+	bodies atomic.Bool // audit.include_bodies; Reload changes it
 	log    *slog.Logger
 	redact func(string) string // applied to every string in a record
 	w      *auditchain.Writer
@@ -79,7 +80,9 @@ func openAudit(cfg config.Audit, log *slog.Logger, redact func(string) string) (
 	if err != nil {
 		return nil, fmt.Errorf("audit.path: %w", err)
 	}
-	return &auditLog{w: w, bodies: cfg.IncludeBodies, log: log, redact: redact}, nil
+	a := &auditLog{w: w, log: log, redact: redact}
+	a.bodies.Store(cfg.IncludeBodies)
+	return a, nil
 }
 
 func chainOptions(cfg config.Audit, log *slog.Logger) auditchain.Options {
@@ -99,7 +102,7 @@ func (a *auditLog) write(r *auditRecord) {
 	if a == nil {
 		return
 	}
-	if a.bodies {
+	if a.bodies.Load() {
 		r.Params = redactBody(r.policies, r.Params)
 		r.Result = redactBody(r.policies, r.Result)
 	} else {

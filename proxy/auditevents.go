@@ -13,12 +13,12 @@ import (
 // recordConfig records the config the gateway runs with, at start.
 func (g *Gateway) recordConfig() {
 	servers := []string{}
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		servers = append(servers, u.name)
 	}
 	attrs := []any{"version", g.version, "pid", os.Getpid(), "servers", servers}
-	if g.cfg.File != "" {
-		attrs = append(attrs, "config", g.cfg.File, "config_sha256", g.cfg.SHA256)
+	if g.live().cfg.File != "" {
+		attrs = append(attrs, "config", g.live().cfg.File, "config_sha256", g.live().cfg.SHA256)
 	}
 	if g.probe {
 		attrs = append(attrs, "probe", true) // mcpgate check or tools, not serving

@@ -121,7 +121,7 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	}
 	warn := false
 	if f.err == nil {
-		ttl := u.g.cfg.CacheTTL
+		ttl := u.g.live().cfg.CacheTTL
 		if hint.declared {
 			ttl = min(ttl, hint.ttl)
 		}
@@ -298,9 +298,10 @@ type listResult struct {
 // server is asked through the instance that serves ctx's session, started
 // if need be.
 func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
-	results := make([]listResult, len(g.upstreams))
+	set := g.live() // one set throughout: the results go to its name table
+	results := make([]listResult, len(set.upstreams))
 	var wg sync.WaitGroup
-	for i, base := range g.upstreams {
+	for i, base := range set.upstreams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -308,7 +309,7 @@ func (g *Gateway) fetchAll(ctx context.Context, k kind) []listResult {
 		}()
 	}
 	wg.Wait()
-	g.names.update(k, results)
+	set.names.update(k, results)
 	return results
 }
 
@@ -355,7 +356,7 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 		}
 		servers = append(servers, r.up.name)
 		for _, it := range r.items {
-			exposed := g.names.exposed(k, r.up, it.name)
+			exposed := g.live().names.exposed(k, r.up, it.name)
 			if !first {
 				out = append(out, ',')
 			}

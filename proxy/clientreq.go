@@ -361,7 +361,7 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 // a flood of them costs one message per server.
 func (g *Gateway) rootsChanged() {
 	msg := (&jsonrpc.Message{Method: notifyRootsChanged}).Encode()
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		if w, err := u.connectionNoWait(); err == nil {
 			w.out.offerOnce(msg)
 		}

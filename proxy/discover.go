@@ -32,12 +32,12 @@ func (s *session) discover(ctx context.Context, _ json.RawMessage, _ *auditRecor
 // (then clients are told on listen streams anyway), so for cache_ttl;
 // while one is not, what it offers is still unknown: not at all.
 func (g *Gateway) discoverHint() cacheHint {
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		if _, known := u.knownInit(); !known {
 			return cacheHint{}
 		}
 	}
-	return cacheHint{ttl: g.cfg.CacheTTL}
+	return cacheHint{ttl: g.live().cfg.CacheTTL}
 }
 
 // finishOwnResult completes a result the gateway made itself for a modern

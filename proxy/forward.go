@@ -26,7 +26,7 @@ func nameHandler(method string, k kind) func(*session, context.Context, json.Raw
 		}
 		res, err := s.forwardChecked(ctx, rt, k, method, name, params, rec)
 		if err == nil {
-			s.g.names.remember(rt.up, method, res)
+			s.g.live().names.remember(rt.up, method, res)
 		}
 		return res, err
 	}
@@ -165,7 +165,7 @@ func (s *session) readResource(ctx context.Context, params json.RawMessage, rec 
 	}
 	res, err := s.forwardChecked(ctx, rt, kindResources, methodResourcesRead, uri, params, rec)
 	if err == nil {
-		s.g.names.remember(rt.up, methodResourcesRead, res)
+		s.g.live().names.remember(rt.up, methodResourcesRead, res)
 	}
 	if rt.name == uri {
 		return res, err

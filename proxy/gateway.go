@@ -77,7 +77,6 @@ type Options struct {
 // Gateway aggregates the configured upstream servers for any number of
 // client sessions.
 type Gateway struct {
-	cfg         *config.Config // every default filled in (see config.Config.SetDefaults)
 	log         *slog.Logger
 	stderr      io.Writer
 	version     string
@@ -87,9 +86,8 @@ type Gateway struct {
 	audit       *auditLog
 	redact      func(string) string // hides the config's ${VAR} values; see redact.go
 
-	upstreams []*upstream // config order; fixed after New
-	byName    map[string]*upstream
-	names     *nameTable
+	liveSet   atomic.Pointer[upstreamSet] // the config and servers in force; see live and Reload
+	reloads   reloadState
 	progress  *progressTable
 	metrics   *metrics
 	callerSeq atomic.Uint64 // orders client requests in flight, to find the most recent
@@ -122,14 +120,12 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	c.SetDefaults() // a config built by hand, not by config.Load, gets them too
 	cfg = &c
 	g := &Gateway{
-		cfg:          cfg,
 		log:          opts.Logger,
 		stderr:       opts.UpstreamStderr,
 		version:      opts.Version,
 		startupWait:  opts.StartupWait,
 		probe:        opts.Probe,
 		wardens:      opts.Wardens,
-		byName:       map[string]*upstream{},
 		progress:     newProgressTable(),
 		metrics:      newMetrics(),
 		ready:        make(chan struct{}),
@@ -143,7 +139,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.Default()
 	}
-	g.redact = cfg.Redact
+	set := newUpstreamSet(cfg)
+	g.liveSet.Store(set) // filled in below, before anyone else sees g
+	g.reloads.extra = opts.Policies
+	g.redact = g.redactLive
 	g.log = slog.New(&redactingHandler{next: g.log.Handler(), redact: g.redact})
 	if g.version == "" {
 		g.version = "dev"
@@ -156,19 +155,14 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	for _, s := range cfg.Enabled() {
-		u := newUpstream(g, s)
-		u.policies = pols[s.Name]
-		if isolatedServer(s) {
-			u.instances = &instanceSet{bySession: map[*session]*upstream{}}
-			close(u.ready) // nothing to wait for: instances start with sessions
-		}
-		g.upstreams = append(g.upstreams, u)
-		g.byName[s.Name] = u
+		u := g.newConfigured(s, pols[s.Name])
+		set.upstreams = append(set.upstreams, u)
+		set.byName[s.Name] = u
 	}
-	if len(g.upstreams) == 0 {
+	if len(set.upstreams) == 0 {
 		return nil, errors.New("no enabled servers in the config: nothing to serve")
 	}
-	g.names = newNameTable(cfg.Namespace, g.upstreams)
+	set.names = newNameTable(cfg.Namespace, set.upstreams)
 	if cfg.Audit.Path != "" {
 		a, err := openAudit(cfg.Audit, g.log, g.redact)
 		if err != nil {
@@ -185,9 +179,13 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // that fails is logged and reported to the requests that need it; the rest
 // serve as usual.
 func (g *Gateway) Start() {
-	ready := make([]<-chan struct{}, 0, len(g.upstreams))
+	g.reloads.mu.Lock() // a reload starts its servers itself once this has
+	defer g.reloads.mu.Unlock()
+	g.reloads.started = true
+	upstreams := g.live().upstreams
+	ready := make([]<-chan struct{}, 0, len(upstreams))
 	reap := false
-	for _, u := range g.upstreams {
+	for _, u := range upstreams {
 		if u.isolatedBase() {
 			reap = true
 			if g.probe {
@@ -198,18 +196,10 @@ func (g *Gateway) Start() {
 			continue
 		}
 		ready = append(ready, u.ready)
-		g.starting.Add(1)
-		go func() {
-			defer g.starting.Done()
-			u.supervise(g.ctx)
-		}()
+		g.startSupervisor(u)
 	}
 	if reap {
-		g.starting.Add(1)
-		go func() {
-			defer g.starting.Done()
-			g.reapIdleInstances(g.reapInterval())
-		}()
+		g.startReaper()
 	}
 	go func() {
 		for _, r := range ready {
@@ -225,8 +215,8 @@ func (g *Gateway) Start() {
 func (g *Gateway) Logger() *slog.Logger { return g.log }
 
 // Config is the configuration the gateway runs with: the one given to New,
-// with every default filled in.
-func (g *Gateway) Config() *config.Config { return g.cfg }
+// or to the last Reload that succeeded, with every default filled in.
+func (g *Gateway) Config() *config.Config { return g.live().cfg }
 
 // AuditState says how the audit trail fares: "ok", "failing" (writes fail;
 // requests are still served, and their records lost), or "" without one.
@@ -238,6 +228,7 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 // Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL to
 // its whole process group) and closes the audit trail.
 func (g *Gateway) Close() error {
+	g.endReloads()
 	g.cancel()
 	g.endExchanges()
 	g.starting.Wait()
@@ -248,7 +239,7 @@ func (g *Gateway) Close() error {
 	g.stopTimers()
 	g.background.Wait()
 	var wg sync.WaitGroup
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -315,7 +306,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	case <-ctx.Done():
 	}
 	close(s.draining)
-	grace := g.cfg.ShutdownGrace
+	grace := g.live().cfg.ShutdownGrace
 	if opts.Ended != nil && opts.Ended() {
 		grace = 0 // the client ended the session itself: nobody waits for answers
 	}
@@ -325,7 +316,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	if err != nil {
 		// Every pending request is answered: abandon what is left, and give
 		// the handlers a moment to write their errors.
-		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.cfg.ShutdownGrace)
+		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.live().cfg.ShutdownGrace)
 		s.graceOver.Store(true)
 		s.conn.CancelHandlers()
 		wctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -366,7 +357,7 @@ func (g *Gateway) goBackground(fn func()) {
 // stopTimers cancels pending list refreshes; a refresh already running ends
 // soon, since its context is the gateway's.
 func (g *Gateway) stopTimers() {
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		for _, c := range u.changes {
 			c.stop()
 		}
@@ -392,7 +383,7 @@ type Status struct {
 // Statuses reports every upstream, in config order.
 func (g *Gateway) Statuses() []Status {
 	var out []Status
-	for _, base := range g.upstreams {
+	for _, base := range g.live().upstreams {
 		u := base
 		if base.isolatedBase() {
 			inst, ok := (*session)(nil).servingNoStart(base)
@@ -446,7 +437,7 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 				Description string `json:"description"`
 			}
 			json.Unmarshal(it.raw, &d)
-			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
+			out = append(out, Tool{Name: g.live().names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
 		}
 	}
 	return out, errs
@@ -465,7 +456,7 @@ type Definition struct {
 func (g *Gateway) Definitions(ctx context.Context) ([]Definition, []error) {
 	var out []Definition
 	var errs []error
-	for _, base := range g.upstreams {
+	for _, base := range g.live().upstreams {
 		u, err := g.serving(ctx, base)
 		if err == nil {
 			_, err = u.connectionNoWait()

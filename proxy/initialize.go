@@ -105,7 +105,7 @@ func (g *Gateway) capabilities() map[string]any {
 			caps[name] = map[string]any{}
 		}
 	}
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		init, ok := u.knownInit()
 		if !ok {
 			offer("tools")
@@ -141,7 +141,7 @@ func (u *upstream) knownInit() (initializeResult, bool) {
 // instructions combine every connected upstream's instructions under its name.
 func (g *Gateway) instructions() string {
 	var parts []string
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		init, connected := u.knownInit()
 		instr := strings.TrimSpace(init.Instructions)
 		if connected && instr != "" {

@@ -18,7 +18,7 @@ import (
 // to the client (sampling, elicitation, roots), are then isolated by
 // construction: an instance's requests can only be its session's.
 //
-// The configured server stays one upstream in g.upstreams (its "base"):
+// The configured server stays one upstream in g.live().upstreams (its "base"):
 // the name table, merged lists and statuses know it by that. Each instance
 // is an upstream of its own whose base is the configured one. Routes name
 // the base; serving maps a base to the upstream that serves a session.
@@ -136,7 +136,7 @@ func (inst *upstream) stopInstance() {
 // endSessionInstances stops the instances that served s.
 func (g *Gateway) endSessionInstances(s *session) {
 	var wg sync.WaitGroup
-	for _, base := range g.upstreams {
+	for _, base := range g.live().upstreams {
 		if !base.isolatedBase() {
 			continue
 		}
@@ -161,7 +161,7 @@ func (g *Gateway) endSessionInstances(s *session) {
 // stopAllInstances stops every instance and lets no new one start.
 func (g *Gateway) stopAllInstances() {
 	var wg sync.WaitGroup
-	for _, base := range g.upstreams {
+	for _, base := range g.live().upstreams {
 		if !base.isolatedBase() {
 			continue
 		}
@@ -194,7 +194,7 @@ func (g *Gateway) reapIdleInstances(every time.Duration) {
 			return
 		case <-tick.C:
 		}
-		for _, base := range g.upstreams {
+		for _, base := range g.live().upstreams {
 			if !base.isolatedBase() {
 				continue
 			}
@@ -245,7 +245,7 @@ func (u *upstream) busy() bool {
 // that none outlives its idle_timeout by more than a quarter of it.
 func (g *Gateway) reapInterval() time.Duration {
 	every := time.Duration(0)
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		if u.isolatedBase() {
 			if d := min(u.cfg.IdleTimeout/4, time.Minute); every == 0 || d < every {
 				every = d

@@ -54,7 +54,7 @@ func (u *upstream) refreshLists(k kind) {
 
 // refreshOne refetches one list and reports whether the items differ.
 func (u *upstream) refreshOne(k kind) bool {
-	before, known := u.g.names.items(k, u.base)
+	before, known := u.g.live().names.items(k, u.base)
 	if !known {
 		return true
 	}
@@ -63,7 +63,7 @@ func (u *upstream) refreshOne(k kind) bool {
 		u.log.Warn("refreshing a changed list failed", "method", kinds[k].list, "err", err)
 		return true // what clients see changed: this server's items are gone for now
 	}
-	u.g.names.update(k, []listResult{{up: u.base, items: items}})
+	u.g.live().names.update(k, []listResult{{up: u.base, items: items}})
 	if len(items) != len(before) {
 		return true
 	}
@@ -101,7 +101,7 @@ func (u *upstream) audience() []*session {
 // upstreamGone tells clients that an upstream's items went away.
 func (g *Gateway) upstreamGone(u *upstream) {
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
-		if _, known := g.names.items(k, u.base); known {
+		if _, known := g.live().names.items(k, u.base); known {
 			u.notifyListChanged(k)
 		}
 	}

@@ -31,7 +31,7 @@ func testGateway(t *testing.T, names ...string) *Gateway {
 // twice and panic ("negative WaitGroup counter") in a timer goroutine.
 func TestListChangedAnyTiming(t *testing.T) {
 	g := testGateway(t, "a")
-	u := g.upstreams[0]
+	u := g.live().upstreams[0]
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 { // a busy gateway: the upstream's lock is in demand

@@ -23,7 +23,7 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 			json.Unmarshal(params, &p)
 		}
 		modern := envelopeOf(ctx) != nil
-		if s.g.cfg.PageSize > 0 && p.Cursor != nil {
+		if s.g.live().cfg.PageSize > 0 && p.Cursor != nil {
 			rec.Server = "mcpgate"
 			res, hint, err := s.pagedList(nil, k, p.Cursor)
 			if err != nil || !modern {
@@ -43,7 +43,7 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 		}
 		var res json.RawMessage
 		hint := mergedHint(results)
-		if s.g.cfg.PageSize > 0 {
+		if s.g.live().cfg.PageSize > 0 {
 			var err error
 			if res, hint, err = s.pagedList(results, k, nil); err != nil {
 				return nil, err

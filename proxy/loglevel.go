@@ -39,7 +39,7 @@ func (s *session) setLevel(ctx context.Context, params json.RawMessage, rec *aud
 	out := mustJSON(map[string]string{"level": level})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, base := range s.g.upstreams {
+	for _, base := range s.g.live().upstreams {
 		u, ok := s.servingNoStart(base)
 		if !ok {
 			continue // an isolated server's instance gets the level when it starts

@@ -30,15 +30,15 @@ func BenchmarkMergeTools(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		results := make([]listResult, len(g.upstreams))
-		for i, u := range g.upstreams {
+		results := make([]listResult, len(g.live().upstreams))
+		for i, u := range g.live().upstreams {
 			items, _, err := parseListPage(pages[i], kindTools)
 			if err != nil {
 				b.Fatal(err)
 			}
 			results[i] = listResult{up: u, items: items}
 		}
-		g.names.update(kindTools, results)
+		g.live().names.update(kindTools, results)
 		out, _, _ := g.merge(kindTools, results)
 		if len(out) < 5000*100 {
 			b.Fatalf("merged list is %d bytes", len(out))

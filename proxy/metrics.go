@@ -143,7 +143,7 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 	m.mu.Unlock()
 
 	family("mcpgate_upstream_up", "gauge", "1 if the upstream server is connected (for one run per session: any instance), else 0.")
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		up := 0
 		if u.anyConnected() {
 			up = 1
@@ -151,13 +151,13 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 		fmt.Fprintf(&b, "mcpgate_upstream_up{server=%s} %d\n", label(u.name), up)
 	}
 	family("mcpgate_upstream_instances", "gauge", "Instances running of a server run once per client session (isolation \"session\").")
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		if u.isolatedBase() {
 			fmt.Fprintf(&b, "mcpgate_upstream_instances{server=%s} %d\n", label(u.name), u.instanceCount())
 		}
 	}
 	family("mcpgate_upstream_restarts_total", "counter", "Times the upstream server was connected again after losing it.")
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		fmt.Fprintf(&b, "mcpgate_upstream_restarts_total{server=%s} %d\n", label(u.name), u.restartsSoFar())
 	}
 	g.mu.Lock()

@@ -103,7 +103,7 @@ func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.
 			return nil, cacheHint{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "cursor %q has expired: list again without a cursor", *cursor)
 		}
 	}
-	end := min(offset+g.cfg.PageSize, len(sn.items))
+	end := min(offset+g.live().cfg.PageSize, len(sn.items))
 	out := []byte{'{'}
 	out = append(out, quote(kinds[k].key)...)
 	out = append(out, ":["...)
@@ -131,7 +131,7 @@ func (g *Gateway) mergeItems(k kind, results []listResult) []json.RawMessage {
 			continue
 		}
 		for _, it := range r.items {
-			exposed := g.names.exposed(k, r.up, it.name)
+			exposed := g.live().names.exposed(k, r.up, it.name)
 			if exposed == it.name {
 				items = append(items, it.raw)
 			} else {

@@ -107,7 +107,7 @@ type withheld struct {
 // (and what list policies withheld), then the chain at the Request stage.
 // It returns the params to send, or a denial.
 func (s *session) checkRequest(ctx context.Context, rt route, k kind, method, name string, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	sp := rt.up.base.policies
+	sp := rt.up.base.policies.Load()
 	if sp == nil {
 		return params, nil
 	}
@@ -157,7 +157,7 @@ func sameTarget(out, params json.RawMessage, method string) bool {
 
 // checkResult runs a server's policies on the answer to a routed request.
 func (s *session) checkResult(ctx context.Context, rt route, k kind, method, name string, result json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
-	sp := rt.up.base.policies
+	sp := rt.up.base.policies.Load()
 	if sp == nil {
 		return result, nil
 	}
@@ -198,7 +198,7 @@ func (base *upstream) withheldItem(k kind, name string) (withheld, bool) {
 // items. What is withheld is remembered, so that calls to it are refused;
 // the decisions go to the audit trail and the metrics once per fetch.
 func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) []item {
-	sp := u.base.policies
+	sp := u.base.policies.Load()
 	if sp == nil || (sp.filters[k] == nil && !sp.chain.Acts(policy.List) && (sp.lock == nil || pinKind(k) == "")) {
 		return items
 	}
@@ -206,7 +206,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	held := map[string]withheld{}
 	var peers map[string][]string
 	if k == kindTools && sp.chain.Acts(policy.List) {
-		peers = u.g.names.peersOf(u.base)
+		peers = u.g.live().names.peersOf(u.base)
 	}
 	out := items[:0:0]
 	for _, it := range items {
@@ -222,7 +222,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if sp.chain.Acts(policy.List) {
-			in := &policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
+			in := &policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.live().names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
 			msg, recs, denied := sp.chain.Run(ctx, in)
 			records = append(records, recs...)
 			if denied != nil {
@@ -320,7 +320,7 @@ func pinKind(k kind) string {
 // reported). The operator is told once per change: a log line and an audit
 // event naming the server, the item and the fields that changed.
 func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
-	sp := u.base.policies
+	sp := u.base.policies.Load()
 	if sp.lock == nil || pinKind(k) == "" {
 		return withheld{}, false
 	}
@@ -366,7 +366,7 @@ func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reaso
 	}
 	u.log.Warn("definition not as pinned", "kind", kindNoun[k], "name", it.name, "fields", strings.Join(fields, ","), "reason", reason)
 	rec := policy.Record{Policy: "pin", Action: "deny", Where: "list", Reason: reason}
-	if u.base.policies.pin == config.PinWarn {
+	if sp := u.base.policies.Load(); sp != nil && sp.pin == config.PinWarn {
 		rec.Action = "audit"
 	}
 	g.metrics.observeDecisions([]policy.Record{rec})
@@ -385,14 +385,17 @@ type pinReport struct {
 // closePolicies ends what policies keep running (an exec policy's
 // persistent program).
 func (g *Gateway) closePolicies() {
-	for _, u := range g.upstreams {
-		if u.policies == nil {
-			continue
+	for _, u := range g.live().upstreams {
+		if sp := u.policies.Load(); sp != nil {
+			closeChain(sp.chain)
 		}
-		for _, p := range u.policies.chain {
-			if c, ok := p.(io.Closer); ok {
-				c.Close()
-			}
+	}
+}
+
+func closeChain(chain policy.Chain) {
+	for _, p := range chain {
+		if c, ok := p.(io.Closer); ok {
+			c.Close()
 		}
 	}
 }

@@ -18,23 +18,23 @@ var kindNoun = [numKinds]string{kindTools: "tool", kindPrompts: "prompt", kindRe
 // raw name by "evil" is still fs's, and evil's item is "evil__fs__write_file".
 // Only names without such a prefix are matched against servers' own names.
 func (g *Gateway) resolve(ctx context.Context, k kind, name string) (route, error) {
-	if !g.cfg.Namespace {
-		if rt, _, ok := g.names.lookup(k, name); ok {
+	if set := g.live(); !set.cfg.Namespace {
+		if rt, _, ok := set.names.lookup(k, name); ok {
 			return rt, nil // a name the operator renamed
 		}
-		up := g.upstreams[0]
-		if k == kindTools && up.cfg.Type == config.TypeHTTP && up.cfg.Protocol != config.ProtocolLegacy && !g.names.knows(k, up) {
+		up := set.upstreams[0]
+		if k == kindTools && up.cfg.Type == config.TypeHTTP && up.cfg.Protocol != config.ProtocolLegacy && !set.names.knows(k, up) {
 			// A modern server over HTTP needs the tool's listed schema: it
 			// says which arguments go into headers, or that the tool must
 			// not be called at all.
-			g.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
+			set.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
 		}
 		if err := up.base.leftOut(k, name, name); err != nil {
 			return route{}, err
 		}
 		return route{up, name}, nil
 	}
-	if up, rest, ok := splitPrefixed(name, g.byName); ok {
+	if up, rest, ok := splitPrefixed(name, g.live().byName); ok {
 		return g.resolvePrefixed(ctx, k, name, up, rest)
 	}
 	return g.resolveUnprefixed(ctx, k, name)
@@ -51,17 +51,17 @@ func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *
 	for attempt := 0; attempt < 2; attempt++ {
 		// An exposed name of another server that happens to carry this
 		// prefix is not this server's.
-		if rt, _, ok := g.names.lookup(k, name); ok && rt.up == up {
+		if rt, _, ok := g.live().names.lookup(k, name); ok && rt.up == up {
 			return rt, nil
 		}
 		if attempt == 0 {
-			g.names.update(k, []listResult{g.fetchOne(ctx, up, k)})
+			g.live().names.update(k, []listResult{g.fetchOne(ctx, up, k)})
 		}
 	}
 	if err := up.base.leftOut(k, rest, name); err != nil {
 		return route{}, err
 	}
-	if rest != "" && (k == kindResources || !g.names.knows(k, up)) {
+	if rest != "" && (k == kindResources || !g.live().names.knows(k, up)) {
 		return route{up, rest}, nil
 	}
 	if _, held := up.withheldItem(k, rest); held {
@@ -83,7 +83,7 @@ func (g *Gateway) resolvePrefixed(ctx context.Context, k kind, name string, up *
 // resources.
 func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (route, error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		rt, cands, ok := g.names.lookup(k, name)
+		rt, cands, ok := g.live().names.lookup(k, name)
 		if ok {
 			return rt, nil
 		}
@@ -94,7 +94,7 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 		default:
 			var names []string
 			for _, c := range cands {
-				names = append(names, g.names.exposed(k, c.up, c.name))
+				names = append(names, g.live().names.exposed(k, c.up, c.name))
 			}
 			slices.Sort(names)
 			return route{}, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "%s %q is offered by %d servers; use one of: %s", kindNoun[k], name, len(cands), strings.Join(names, ", "))
@@ -112,7 +112,7 @@ func (g *Gateway) resolveUnprefixed(ctx context.Context, k kind, name string) (r
 			}
 		}
 	}
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		if _, held := u.withheldItem(k, name); held {
 			return route{u, name}, nil // refused by the policy that withheld it, with its reason
 		}
@@ -150,7 +150,7 @@ func (g *Gateway) fetchURIOwners(ctx context.Context) {
 // would be another's by accident (DESIGN D7).
 func (g *Gateway) onlyResourceServer() (*upstream, bool) {
 	var owner *upstream
-	for _, u := range g.upstreams {
+	for _, u := range g.live().upstreams {
 		init, known := u.knownInit()
 		if !known {
 			return nil, false

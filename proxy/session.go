@@ -129,7 +129,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
-			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.cfg.ShutdownGrace)
+			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.live().cfg.ShutdownGrace)
 		}
 		we := redactError(err, s.g.redact) // upstream errors echo URLs, commands, tokens
 		err = we
@@ -169,6 +169,7 @@ func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
 
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
+	defer s.g.holdLive()() // the servers it may be routed to stay until it ends (see Reload)
 	env, err := readEnvelope(msg.Params)
 	if err != nil {
 		return nil, err

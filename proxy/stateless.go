@@ -20,8 +20,8 @@ func (g *Gateway) FetchToolInputSchema(ctx context.Context, name string) (json.R
 	if err != nil || rt.up.isolatedBase() {
 		return nil, false
 	}
-	if !g.names.knows(kindTools, rt.up) {
-		g.names.update(kindTools, []listResult{g.fetchOne(ctx, rt.up, kindTools)})
+	if !g.live().names.knows(kindTools, rt.up) {
+		g.live().names.update(kindTools, []listResult{g.fetchOne(ctx, rt.up, kindTools)})
 	}
 	return g.ToolInputSchema(name)
 }

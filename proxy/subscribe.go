@@ -176,7 +176,7 @@ func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 	// All at once, within one stop_grace: a session with many
 	// subscriptions to a server that does not answer must not hold up its
 	// end (or mcpgate's) by stop_grace each.
-	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.StopGrace)
+	ctx, cancel := context.WithTimeout(g.ctx, g.live().cfg.StopGrace)
 	defer cancel()
 	var wg sync.WaitGroup
 	relisten := map[*upstream]bool{}

@@ -73,7 +73,7 @@ func (u *upstream) supervise(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			if w != nil {
-				w.close(u.g.cfg.StopGrace)
+				w.close(u.g.live().cfg.StopGrace)
 			}
 			return
 		}
@@ -99,7 +99,7 @@ func (u *upstream) supervise(ctx context.Context) {
 			u.log.Debug("upstream still unavailable", "reason", err.Error(), "failures", failures)
 		}
 		failures++
-		wait := backoff(failures, u.g.cfg.MaxBackoff)
+		wait := backoff(failures, u.g.live().cfg.MaxBackoff)
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
@@ -152,7 +152,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 		// A legacy server that exits when asked anything before
 		// initialize: started again, it gets initialize first.
 		u.log.Info("upstream closed the connection when probed with server/discover: it is of the legacy era; starting it again")
-		w.close(u.g.cfg.StopGrace)
+		w.close(u.g.live().cfg.StopGrace)
 		if w, err = u.connect(); err != nil {
 			return nil, u.fail(err.Error())
 		}
@@ -171,14 +171,14 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 		case errors.Is(err, jsonrpc.ErrClosed):
 			reason = w.link.reason(2 * time.Second)
 		}
-		w.close(u.g.cfg.StopGrace)
+		w.close(u.g.live().cfg.StopGrace)
 		return nil, u.fail(reason)
 	}
 
 	u.mu.Lock()
 	if u.state == stateStopped {
 		u.mu.Unlock()
-		w.close(u.g.cfg.StopGrace)
+		w.close(u.g.live().cfg.StopGrace)
 		return nil, errors.New("stopped")
 	}
 	if u.connectedOnce {
@@ -203,19 +203,19 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 func (u *upstream) connect() (*wire, error) {
 	var l link
 	if u.cfg.Type == config.TypeStdio {
-		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.cfg.MaxMessage, grace: u.g.cfg.StopGrace, wardens: u.g.wardens, redactCut: u.g.cfg.RedactCut}, func(line string) { u.g.upstreamStderr(u.name, line) })
+		p, err := startProcess(u.cfg, processOptions{maxMessage: u.g.live().cfg.MaxMessage, grace: u.g.live().cfg.StopGrace, wardens: u.g.wardens, redactCut: u.g.live().cfg.RedactCut}, func(line string) { u.g.upstreamStderr(u.name, line) })
 		if err != nil {
 			return nil, err
 		}
 		l = p
 	} else {
-		hl := newHTTPLink(u.cfg, u.g.cfg.MaxMessage, u.g.version, u.log)
+		hl := newHTTPLink(u.cfg, u.g.live().cfg.MaxMessage, u.g.version, u.log)
 		hl.onReinit = u.resubscribe
 		hl.toolSchema = u.listedSchema
-		hl.redactCut = u.g.cfg.RedactCut
+		hl.redactCut = u.g.live().cfg.RedactCut
 		l = hl
 	}
-	out := newOutbox(l, upstreamQueueBytes, false, u.g.cfg.StopGrace, func(queued int) {
+	out := newOutbox(l, upstreamQueueBytes, false, u.g.live().cfg.StopGrace, func(queued int) {
 		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
 	})
 	conn := jsonrpc.NewConn(out, jsonrpc.Options{
@@ -253,7 +253,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 		}
 	}
 	u.mu.Unlock()
-	w.close(u.g.cfg.StopGrace)
+	w.close(u.g.live().cfg.StopGrace)
 	return reason
 }
 

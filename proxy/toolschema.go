@@ -16,7 +16,7 @@ import (
 // An HTTP transport checks a modern request's Mcp-Param-* headers against
 // the arguments the schema designates (x-mcp-header).
 func (g *Gateway) ToolInputSchema(name string) (json.RawMessage, bool) {
-	rt, _, ok := g.names.lookup(kindTools, name)
+	rt, _, ok := g.live().names.lookup(kindTools, name)
 	if !ok {
 		return nil, false
 	}
@@ -26,7 +26,7 @@ func (g *Gateway) ToolInputSchema(name string) (json.RawMessage, bool) {
 // listedSchema returns the inputSchema of the server's own tool, as it
 // last listed it.
 func (u *upstream) listedSchema(tool string) (json.RawMessage, bool) {
-	items, _ := u.g.names.items(kindTools, u.base)
+	items, _ := u.g.live().names.items(kindTools, u.base)
 	for _, it := range items {
 		if it.name == tool {
 			return it.members.Get("inputSchema")

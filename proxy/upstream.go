@@ -57,9 +57,12 @@ type upstream struct {
 	lists         [numKinds]listCache
 	callers       []*caller // client sessions with a request in flight here, oldest first
 
-	policies  *serverPolicies               // the configured server's (instances use their base's); nil: none
 	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
 	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
+
+	// policies are the configured server's (instances use their base's);
+	// nil: none. Reload replaces them when the config's change.
+	policies atomic.Pointer[serverPolicies]
 }
 
 // wire is one connection to the server: the link, the outbox in front of it
@@ -291,7 +294,7 @@ func (u *upstream) stop() {
 	u.state, u.wire = stateStopped, nil
 	u.mu.Unlock()
 	if w != nil {
-		w.close(u.g.cfg.StopGrace)
+		w.close(u.g.live().cfg.StopGrace)
 	}
 }
 

@@ -82,7 +82,7 @@ func (t *nameTable) templateOwners(uri string) []*upstream {
 // servers claiming it is an error listing them (DESIGN D7: never guess).
 func (g *Gateway) routeUnlistedURI(uri string) (rt route, found bool, err error) {
 	var owners []*upstream
-	for _, up := range append(g.names.returnedBy(uri), g.names.templateOwners(uri)...) {
+	for _, up := range append(g.live().names.returnedBy(uri), g.live().names.templateOwners(uri)...) {
 		if !slices.Contains(owners, up) {
 			owners = append(owners, up)
 		}
@@ -95,7 +95,7 @@ func (g *Gateway) routeUnlistedURI(uri string) (rt route, found bool, err error)
 	}
 	var names []string
 	for _, up := range owners {
-		names = append(names, g.names.exposed(kindResources, up, uri))
+		names = append(names, g.live().names.exposed(kindResources, up, uri))
 	}
 	slices.Sort(names)
 	return route{}, true, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "resource %q is claimed by %d servers (returned in their results, or fitting their resource templates); use one of: %s", uri, len(owners), strings.Join(names, ", "))

@@ -22,16 +22,17 @@ import (
 func TestResolveUnlistedURI(t *testing.T) {
 	a, b := &upstream{name: "a"}, &upstream{name: "b"}
 	ups := []*upstream{a, b}
-	g := &Gateway{cfg: &config.Config{Namespace: true}, upstreams: ups, byName: map[string]*upstream{"a": a, "b": b}, names: newNameTable(true, ups)}
-	g.names.update(kindResources, []listResult{{up: a, items: []item{{name: "x://listed"}}}})
-	g.names.update(kindTemplates, []listResult{
+	g := &Gateway{}
+	g.liveSet.Store(&upstreamSet{cfg: &config.Config{Namespace: true}, upstreams: ups, byName: map[string]*upstream{"a": a, "b": b}, names: newNameTable(true, ups)})
+	g.live().names.update(kindResources, []listResult{{up: a, items: []item{{name: "x://listed"}}}})
+	g.live().names.update(kindTemplates, []listResult{
 		{up: a, items: []item{{name: "x://{id}"}, {name: "y://{id}"}}},
 		{up: b, items: []item{{name: "x://{+path}"}, {name: "z://{a,b}"}}},
 	})
-	g.names.remember(b, methodToolsCall, json.RawMessage(`{"content":[{"type":"resource_link","uri":"x://listed","name":"l"},{"type":"resource_link","uri":"x://linked","name":"l"}]}`))
-	g.names.remember(a, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"x://both","text":""}]}`))
-	g.names.remember(b, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"w://returned-by-b","text":""}]}`))
-	g.names.remember(b, methodPromptsGet, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"x://both","text":""}}}]}`))
+	g.live().names.remember(b, methodToolsCall, json.RawMessage(`{"content":[{"type":"resource_link","uri":"x://listed","name":"l"},{"type":"resource_link","uri":"x://linked","name":"l"}]}`))
+	g.live().names.remember(a, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"x://both","text":""}]}`))
+	g.live().names.remember(b, methodResourcesRead, json.RawMessage(`{"contents":[{"uri":"w://returned-by-b","text":""}]}`))
+	g.live().names.remember(b, methodPromptsGet, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"x://both","text":""}}}]}`))
 
 	for _, tt := range []struct {
 		uri  string
