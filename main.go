@@ -1,7 +1,7 @@
 // Command mcpgate is a gateway for the Model Context Protocol: one MCP server
 // to its clients, fronting many upstream MCP servers.
 //
-//	mcpgate [-config FILE]            run the gateway on stdin/stdout
+//	mcpgate [-config FILE]            run the gateway on stdin/stdout (SIGHUP reloads the config)
 //	mcpgate check [-config FILE]      connect to every upstream and report
 //	mcpgate tools [-config FILE]      list the aggregated tools
 //	mcpgate demo                      see it work, no config needed
@@ -218,6 +218,7 @@ type gatewayOptions struct {
 	*commonFlags
 	metrics string
 	listen  string
+	watch   time.Duration
 }
 
 func gatewayFlags(stderr io.Writer) (*flag.FlagSet, *gatewayOptions) {
@@ -225,6 +226,7 @@ func gatewayFlags(stderr io.Writer) (*flag.FlagSet, *gatewayOptions) {
 	o := &gatewayOptions{commonFlags: c}
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics (e.g. 127.0.0.1:9464)")
 	fs.StringVar(&o.listen, "listen", "", "serve MCP over HTTP at `addr` (e.g. 127.0.0.1:8931) instead of stdio")
+	fs.DurationVar(&o.watch, "watch", defaultWatch, "reload the config when its file changes, looking this often (`interval`; 0: only on SIGHUP or POST /admin/reload)")
 	return fs, o
 }
 
@@ -247,8 +249,10 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	reloads := startReloader(c, g, log, o.watch)
+	defer reloads.close()
 	if *metricsAddr != "" {
-		stopMetrics, err := serveMetrics(*metricsAddr, g, log)
+		stopMetrics, err := serveMetrics(*metricsAddr, g, log, reloads)
 		if err != nil {
 			fmt.Fprintln(stderr, "mcpgate: -metrics:", err)
 			g.Close()
@@ -289,14 +293,16 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serveMetrics serves /metrics on addr until the returned function is called.
-func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger) (func(), error) {
+// serveMetrics serves /metrics, and POST /admin/reload, on addr until the
+// returned function is called.
+func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger, reloads *reloader) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", g.MetricsHandler())
+	mux.Handle("POST /admin/reload", reloads.adminHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {

@@ -54,9 +54,11 @@ import (
 //	                     when it notices something (a fake's "client closed the stream of id 5")
 //	get URL              HTTP GET URL ($VARs expanded) and print the status and body
 //	                     (over HTTP with the headers set by header lines)
+//	post URL             the same with an empty POST (an operator's admin command)
 //	sleep-ms N           let N ms pass: only where time passing is the behaviour (expiry)
 //	close                close the command's stdin and wait for it to exit
 //	signal TERM|INT      send the command a signal and wait for it to exit
+//	signal HUP           send the command SIGHUP (reload its config); does not wait
 //	wait-exit            wait for the command to exit by itself
 //	close-stdout         close our end of the command's stdout: the client left
 //	close-stderr         close our end of the command's stderr: nobody reads the log
@@ -205,12 +207,12 @@ func mcpClientMain(args []string) int {
 		case "wait-log":
 			file, text, _ := strings.Cut(rest, " ")
 			err = waitLog(file, text, waitFileLimit)
-		case "get":
+		case "get", "post":
 			var headers map[string]string
 			if ht, ok := t.(*httpTransport); ok {
 				headers = ht.headerSnapshot()
 			}
-			err = httpGet(os.ExpandEnv(rest), headers)
+			err = httpDo(strings.ToUpper(verb), os.ExpandEnv(rest), headers)
 		case "sleep-ms":
 			// Only for behaviour that is about time passing (expiry), never
 			// to wait for an event.
@@ -331,9 +333,12 @@ func (t *stdioTransport) verb(name, rest string) error {
 			return errors.New("close failed")
 		}
 	case "signal":
+		if rest == "HUP" { // a reload, not an end: nothing to wait for
+			return t.cmd.Process.Signal(syscall.SIGHUP)
+		}
 		sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[rest]
 		if sig == nil {
-			return errors.New("signal TERM or signal INT")
+			return errors.New("signal TERM, INT or HUP")
 		}
 		if !t.stop(func() { t.cmd.Process.Signal(sig) }) {
 			return errors.New("the command did not exit after the signal")
@@ -549,8 +554,8 @@ func waitLog(file, text string, limit time.Duration) error {
 	}
 }
 
-func httpGet(url string, headers map[string]string) error {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+func httpDo(method, url string, headers map[string]string) error {
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		return err
 	}
