@@ -11,7 +11,8 @@
 //
 // stream is a jsonrpc.Stream: jsonrpc.NewLineStream over stdin and stdout
 // for stdio. Package httpfront serves clients over HTTP with the same
-// gateway. Statuses, Tools, WriteMetrics and AuditState report on it.
+// gateway. Statuses, Tools, WriteMetrics and AuditState report on it;
+// Reload applies a changed config while clients are served.
 //
 // Data flow: a client's request arrives on its session's jsonrpc.Conn, is
 // routed by name through the name table to one upstream (or fanned out to
