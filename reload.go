@@ -136,7 +136,7 @@ func (r *reloader) adminHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		tokens := r.g.Config().HTTP.Tokens
 		if len(tokens) == 0 {
-			http.Error(w, `POST /admin/reload needs a bearer token, and the config has none: add "auth": {"tokens": ["${MCPGATE_TOKEN}"]} to it and restart mcpgate (or reload with SIGHUP)`, http.StatusForbidden)
+			http.Error(w, `POST /admin/reload needs a bearer token, and the config in force has none: add "auth": {"tokens": ["${MCPGATE_TOKEN}"]} to the config and restart mcpgate (meanwhile, SIGHUP or saving the file reloads it)`, http.StatusForbidden)
 			return
 		}
 		if !httpfront.BearerValid(tokens, req.Header.Get("Authorization")) {
