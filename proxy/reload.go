@@ -197,6 +197,7 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 	var added, gone []*upstream
 	successor := map[*upstream]*upstream{} // a changed server's old upstream → its new one
 	var relist []*upstream                 // kept servers whose policies changed
+	var stale []*serverPolicies            // replaced: closed once the requests that may use them have ended
 	for _, s := range eff.Enabled() {
 		sp := pols[s.Name]
 		u, kept := old.byName[s.Name]
@@ -204,7 +205,7 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 			if samePolicies(old.cfg, before[s.Name], eff, s, u.policies.Load(), sp) {
 				g.closeOwnPolicies(sp)
 			} else {
-				g.closeOwnPolicies(u.policies.Swap(sp))
+				stale = append(stale, u.policies.Swap(sp))
 				relist = append(relist, u)
 			}
 		} else {
@@ -250,7 +251,7 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 	for _, u := range relist {
 		u.policiesChanged(set.names)
 	}
-	g.retire(old, gone)
+	g.retire(old, gone, stale)
 	g.recordReload(ch)
 	return ch, nil
 }
@@ -271,12 +272,13 @@ func (a *auditLog) setBodies(on bool) {
 	}
 }
 
-// retire stops the servers gone once the requests that began under the
-// old set have ended, or shutdown_grace has passed, or mcpgate is
-// stopping; in the background, owned by the gateway (Close waits for it).
-func (g *Gateway) retire(old *upstreamSet, gone []*upstream) {
+// retire stops the servers gone, and closes the policies replaced, once
+// the requests that began under the old set have ended, or shutdown_grace
+// has passed, or mcpgate is stopping; in the background, owned by the
+// gateway (Close waits for it).
+func (g *Gateway) retire(old *upstreamSet, gone []*upstream, stale []*serverPolicies) {
 	old.retire()
-	if len(gone) == 0 {
+	if len(gone) == 0 && len(stale) == 0 {
 		return
 	}
 	stop := func() {
@@ -285,10 +287,13 @@ func (g *Gateway) retire(old *upstreamSet, gone []*upstream) {
 		select {
 		case <-old.released:
 		case <-timer.C:
-			g.log.Warn("config reload: requests routed to servers no longer in the config were still in flight after the shutdown grace period; the servers are stopped anyway", "grace", grace)
+			g.log.Warn("config reload: requests that began before it were still in flight after the shutdown grace period; the servers and policies it replaced are stopped anyway", "grace", grace)
 		case <-g.ctx.Done():
 		}
 		timer.Stop()
+		for _, sp := range stale {
+			g.closeOwnPolicies(sp)
+		}
 		var wg sync.WaitGroup
 		for _, u := range gone {
 			wg.Add(1)
