@@ -218,7 +218,7 @@ const (
 	// DefaultStartConcurrency: enough to start a typical config at once,
 	// few enough that fifty npx servers do not start together.
 	DefaultStartConcurrency = 8
-	DefaultIdleTimeout  = 30 * time.Minute
+	DefaultIdleTimeout      = 30 * time.Minute
 )
 
 // DefaultMaxMessage is the default limit on one message: 16 MiB, what the
