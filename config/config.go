@@ -93,6 +93,10 @@ type Server struct {
 	// MaxConcurrent bounds the requests in flight to the server at once;
 	// the rest wait their turn, within their deadline. Zero: no limit.
 	MaxConcurrent int
+	// MaxQueued bounds the requests waiting for one of MaxConcurrent
+	// places; one more is refused at once. Set by Load when MaxConcurrent
+	// is (DefaultMaxQueued).
+	MaxQueued int
 	// Tools and Prompts say which of the server's tools and prompts clients
 	// may see and call, named and described how. Zero: all, as they are.
 	Tools   Filter
@@ -218,6 +222,7 @@ const (
 	// DefaultStartConcurrency: enough to start a typical config at once,
 	// few enough that fifty npx servers do not start together.
 	DefaultStartConcurrency = 8
+	DefaultMaxQueued        = 100
 	DefaultIdleTimeout      = 30 * time.Minute
 )
 
@@ -287,6 +292,9 @@ func (s *Server) setDefaults() {
 	}
 	if s.IdleTimeout <= 0 {
 		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.MaxConcurrent > 0 && s.MaxQueued <= 0 {
+		s.MaxQueued = DefaultMaxQueued
 	}
 }
 

@@ -62,7 +62,7 @@ type LookupFunc func(name string) (string, bool)
 // the client whose config this is, and is ignored.
 var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol", "max_concurrent"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol", "max_concurrent", "max_queued"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -336,6 +336,13 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		case "max_concurrent":
 			if l.decode(fpath, m.Value, &s.MaxConcurrent) && s.MaxConcurrent < 1 {
 				l.addf(fpath, "must be at least 1 (leave it out for no limit)")
+			}
+		case "max_queued":
+			if l.decode(fpath, m.Value, &s.MaxQueued) && s.MaxQueued < 1 {
+				l.addf(fpath, "must be at least 1 (leave it out for the default, %d)", DefaultMaxQueued)
+			}
+			if _, ok := members.Get("max_concurrent"); !ok {
+				l.addf(fpath, "means nothing without max_concurrent, the limit requests queue for")
 			}
 		case "tools":
 			s.Tools = l.filter(fpath, m.Value)
