@@ -92,6 +92,7 @@ type Gateway struct {
 	names     *nameTable
 	progress  *progressTable
 	metrics   *metrics
+	starts    *startGate    // start_concurrency
 	callerSeq atomic.Uint64 // orders client requests in flight, to find the most recent
 
 	ctx        context.Context // ends at Close; parent of connection attempts
@@ -132,6 +133,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		byName:       map[string]*upstream{},
 		progress:     newProgressTable(),
 		metrics:      newMetrics(),
+		starts:       newStartGate(cfg.StartConcurrency),
 		ready:        make(chan struct{}),
 		sessions:     map[*session]struct{}{},
 		elicitations: map[elicitationKey]elicitation{},

@@ -167,6 +167,10 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 	for i, u := range g.upstreams {
 		fmt.Fprintf(&b, "mcpgate_upstream_requests_queued{server=%s} %d\n", label(u.name), queued[i])
 	}
+	family("mcpgate_upstream_starts_in_progress", "gauge", "Upstream servers being started (connection and handshake) now: at most start_concurrency.")
+	fmt.Fprintf(&b, "mcpgate_upstream_starts_in_progress %d\n", g.starts.starting.Load())
+	family("mcpgate_upstream_starts_waiting", "gauge", "Upstream servers waiting to start, past start_concurrency.")
+	fmt.Fprintf(&b, "mcpgate_upstream_starts_waiting %d\n", g.starts.waiting.Load())
 	family("mcpgate_upstream_restarts_total", "counter", "Times the upstream server was connected again after losing it.")
 	for _, u := range g.upstreams {
 		fmt.Fprintf(&b, "mcpgate_upstream_restarts_total{server=%s} %d\n", label(u.name), u.restartsSoFar())
