@@ -92,3 +92,34 @@ func TestLimiterUnlimitedOnlyCounts(t *testing.T) {
 		t.Fatalf("%d in flight after releasing all", in)
 	}
 }
+
+func TestAcquirePlaceErrorsNameTheServerAndTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u := &upstream{name: "slow", limit: newLimiter(1, 1)}
+		u.base = u
+		release, err := u.acquirePlace(context.Background(), context.Background(), "tools/call")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+
+		// The deadline passes while the request waits.
+		tctx, cancel := context.WithTimeoutCause(context.Background(), 30*time.Second, errDeadline)
+		defer cancel()
+		_, err = u.acquirePlace(context.Background(), tctx, "tools/call")
+		want := `upstream "slow": tools/call waited 30s for one of its max_concurrent (1) places, and its deadline passed; raise mcpServers.slow.max_concurrent or timeout`
+		if err == nil || err.Error() != want || !errors.Is(err, errTimeout) {
+			t.Errorf("at the deadline: %v\nwant %s (code -32001)", err, want)
+		}
+
+		// The client cancels while the request waits: its own error.
+		ctx, cancelClient := context.WithCancel(context.Background())
+		go func() {
+			synctest.Wait()
+			cancelClient()
+		}()
+		if _, err := u.acquirePlace(ctx, ctx, "tools/call"); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled by the client: %v, want context.Canceled", err)
+		}
+	})
+}
