@@ -12,6 +12,7 @@ import (
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs, c := newFlagSet("mcpgate check [flags]", "Validates the config, connects to every upstream (initialize only),\nprints one line per server, and exits 1 if any failed.", stderr)
+	asJSON := fs.Bool("json", false, "print a JSON array, an object per server, instead of a table")
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
@@ -22,27 +23,59 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	g.Start()
 	<-g.Ready()
 	defer g.Close()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	var report []checkEntry
 	failed := 0
 	for _, st := range g.Statuses() {
+		e := checkEntry{Name: st.Name, Transport: st.Transport, Status: "ok"}
 		if st.Connected {
-			fmt.Fprintf(tw, "%s\t%s\tok\t%s\t%s\t%v\n", st.Name, st.Transport, st.Protocol, st.Server, st.InitTime.Round(time.Millisecond))
+			e.Protocol, e.Server, e.InitMS, e.initTime = st.Protocol, st.Server, st.InitTime.Milliseconds(), st.InitTime
 		} else {
 			failed++
-			fmt.Fprintf(tw, "%s\t%s\tFAILED\t%s\n", st.Name, st.Transport, st.Reason)
+			e.Status, e.Reason = "failed", st.Reason
 		}
+		report = append(report, e)
 	}
 	for _, s := range cfg.Servers {
 		if s.Disabled {
-			fmt.Fprintf(tw, "%s\t%s\tdisabled\n", s.Name, s.Type)
+			report = append(report, checkEntry{Name: s.Name, Transport: s.Type, Status: "disabled"})
 		}
 	}
-	tw.Flush()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(report)
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, e := range report {
+			switch e.Status {
+			case "ok":
+				fmt.Fprintf(tw, "%s\t%s\tok\t%s\t%s\t%v\n", e.Name, e.Transport, e.Protocol, e.Server, e.initTime.Round(time.Millisecond))
+			case "failed":
+				fmt.Fprintf(tw, "%s\t%s\tFAILED\t%s\n", e.Name, e.Transport, e.Reason)
+			default:
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Transport, e.Status)
+			}
+		}
+		tw.Flush()
+	}
 	if failed > 0 {
 		fmt.Fprintf(stderr, "mcpgate check: %d of %d servers failed\n", failed, len(g.Statuses()))
 		return 1
 	}
 	return 0
+}
+
+// checkEntry is one server in mcpgate check's report.
+type checkEntry struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`          // stdio, http or sse
+	Status    string `json:"status"`             // ok, failed or disabled
+	Protocol  string `json:"protocol,omitempty"` // ok: the version negotiated
+	Server    string `json:"server,omitempty"`   // ok: the name and version it reported
+	InitMS    int64  `json:"init_ms,omitempty"`  // ok: how long the handshake took
+	Reason    string `json:"reason,omitempty"`   // failed: why
+
+	initTime time.Duration // for the table, which shows it as a duration
 }
 
 func runTools(args []string, stdout, stderr io.Writer) int {

@@ -85,6 +85,19 @@ type fakeHTTPOptions struct {
 	// HoldInitialized: answer notifications/initialized only once this
 	// file exists (a slow answer; the server has read it).
 	HoldInitialized string `json:"hold_initialized"`
+	// Refuse: the first POSTs of a method get an HTTP status instead of an
+	// answer (a server restarting behind a load balancer, or shedding
+	// load), each logged as "refused METHOD: STATUS".
+	Refuse []fakeRefusal `json:"refuse"`
+}
+
+// fakeRefusal answers the first Times POSTs of Method with Status and, if
+// set, a Retry-After header.
+type fakeRefusal struct {
+	Method     string `json:"method"`
+	Times      int    `json:"times"`
+	Status     int    `json:"status"`
+	RetryAfter string `json:"retry_after"`
 }
 
 type fakeHTTP struct {
@@ -169,6 +182,9 @@ func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if h.refuse(w, msg.Method) {
+		return
+	}
 	if h.f.era() != eraLegacy && h.serveModern(w, r, msg) {
 		return
 	}
@@ -214,6 +230,30 @@ func (h *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply.Encode())
 	}
+}
+
+// refuse answers a POST of method with the status the spec's refuse says,
+// while its times last, and reports whether it did.
+func (h *fakeHTTP) refuse(w http.ResponseWriter, method string) bool {
+	h.mu.Lock()
+	var r *fakeRefusal
+	for i := range h.f.spec.HTTP.Refuse {
+		if c := &h.f.spec.HTTP.Refuse[i]; c.Method == method && c.Times > 0 {
+			c.Times--
+			r = c
+			break
+		}
+	}
+	h.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	h.log(fmt.Sprintf("refused %s: %d", method, r.Status))
+	if r.RetryAfter != "" {
+		w.Header().Set("Retry-After", r.RetryAfter)
+	}
+	http.Error(w, "busy, try later", r.Status)
+	return true
 }
 
 // serveGet serves a GET: with Last-Event-ID, the next event of a resumable

@@ -4,6 +4,7 @@
 //	mcpgate [-config FILE]            run the gateway on stdin/stdout (SIGHUP reloads the config)
 //	mcpgate check [-config FILE]      connect to every upstream and report
 //	mcpgate tools [-config FILE]      list the aggregated tools
+//	mcpgate call SERVER__TOOL [JSON]  call one tool and print its result
 //	mcpgate demo                      see it work, no config needed
 //	mcpgate audit verify FILE...      check the audit trail's hash chain
 //	mcpgate version
@@ -41,8 +42,10 @@ const usage = `mcpgate: one MCP server in front of many.
 
 Usage:
   mcpgate [flags]              run the gateway; the MCP client talks to it on stdin/stdout
-  mcpgate check [flags]        validate the config and connect to every upstream
-  mcpgate tools [flags]        list the aggregated tools and their servers
+  mcpgate check [flags]        validate the config and connect to every upstream (-json)
+  mcpgate tools [flags]        list the aggregated tools and their servers (-json)
+  mcpgate call [flags] SERVER__TOOL [JSON]
+                               call one tool through the gateway and print its result
   mcpgate lock [flags]         pin the servers' tool and prompt definitions (-diff, -update)
   mcpgate demo                 run against two built-in servers and show what happens
   mcpgate audit verify FILE... check that audit files hold an unbroken hash chain
@@ -60,6 +63,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runCheck(args[1:], stdout, stderr)
 		case "tools":
 			return runTools(args[1:], stdout, stderr)
+		case "call":
+			return runCall(args[1:], stdout, stderr)
 		case "lock":
 			return runLock(args[1:], stdout, stderr)
 		case "demo":

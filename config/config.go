@@ -37,6 +37,10 @@ type Config struct {
 	MaxMessage int
 	// HTTP configures serving clients over HTTP.
 	HTTP HTTP
+	// StartConcurrency bounds the upstreams being started (process started
+	// or URL reached, and the handshake) at once. Zero:
+	// DefaultStartConcurrency.
+	StartConcurrency int
 	// Policies apply to every server, in order; a server's own entries
 	// replace these by name (see EffectivePolicies).
 	Policies []Policy
@@ -86,6 +90,13 @@ type Server struct {
 	// session's next request starts a new one). Both are set by Load.
 	MaxInstances int
 	IdleTimeout  time.Duration
+	// MaxConcurrent bounds the requests in flight to the server at once;
+	// the rest wait their turn, within their deadline. Zero: no limit.
+	MaxConcurrent int
+	// MaxQueued bounds the requests waiting for one of MaxConcurrent
+	// places; one more is refused at once. Set by Load when MaxConcurrent
+	// is (DefaultMaxQueued).
+	MaxQueued int
 	// Tools and Prompts say which of the server's tools and prompts clients
 	// may see and call, named and described how. Zero: all, as they are.
 	Tools   Filter
@@ -208,7 +219,11 @@ const (
 	// DefaultMaxTimeout is the least max_timeout; a longer timeout raises it.
 	DefaultMaxTimeout   = 5 * time.Minute
 	DefaultMaxInstances = 100
-	DefaultIdleTimeout  = 30 * time.Minute
+	// DefaultStartConcurrency: enough to start a typical config at once,
+	// few enough that fifty npx servers do not start together.
+	DefaultStartConcurrency = 8
+	DefaultMaxQueued        = 100
+	DefaultIdleTimeout      = 30 * time.Minute
 )
 
 // DefaultMaxMessage is the default limit on one message: 16 MiB, what the
@@ -242,6 +257,9 @@ func (c *Config) SetDefaults() {
 	if c.HTTP.Path == "" {
 		c.HTTP.Path = DefaultPath
 	}
+	if c.StartConcurrency <= 0 {
+		c.StartConcurrency = DefaultStartConcurrency
+	}
 	if c.HTTP.MaxSessions <= 0 {
 		c.HTTP.MaxSessions = DefaultMaxSessions
 	}
@@ -274,6 +292,9 @@ func (s *Server) setDefaults() {
 	}
 	if s.IdleTimeout <= 0 {
 		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.MaxConcurrent > 0 && s.MaxQueued <= 0 {
+		s.MaxQueued = DefaultMaxQueued
 	}
 }
 

@@ -60,9 +60,9 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency"}
 
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol", "max_concurrent", "max_queued"}
 
 // Keys other clients put in server entries. They mean nothing to mcpgate;
 // they are ignored with a warning rather than refused, so a client's own
@@ -174,6 +174,10 @@ func (l *loader) load() *Config {
 		case "page_size":
 			if l.decode(m.Key, m.Value, &cfg.PageSize) && cfg.PageSize < 1 {
 				l.addf(m.Key, "must be at least 1 (leave it out for one page with everything)")
+			}
+		case "start_concurrency":
+			if l.decode(m.Key, m.Value, &cfg.StartConcurrency) && cfg.StartConcurrency < 1 {
+				l.addf(m.Key, "must be at least 1 (leave it out for the default, %d)", DefaultStartConcurrency)
 			}
 		case "max_message_bytes":
 			if l.decode(m.Key, m.Value, &cfg.MaxMessage) && cfg.MaxMessage < 1024 {
@@ -328,6 +332,17 @@ func (l *loader) server(path, name string, raw json.RawMessage) (Server, bool) {
 		case "idle_timeout":
 			if d, ok := l.duration(fpath, m.Value); ok {
 				s.IdleTimeout = d
+			}
+		case "max_concurrent":
+			if l.decode(fpath, m.Value, &s.MaxConcurrent) && s.MaxConcurrent < 1 {
+				l.addf(fpath, "must be at least 1 (leave it out for no limit)")
+			}
+		case "max_queued":
+			if l.decode(fpath, m.Value, &s.MaxQueued) && s.MaxQueued < 1 {
+				l.addf(fpath, "must be at least 1 (leave it out for the default, %d)", DefaultMaxQueued)
+			}
+			if _, ok := members.Get("max_concurrent"); !ok {
+				l.addf(fpath, "means nothing without max_concurrent, the limit requests queue for")
 			}
 		case "tools":
 			s.Tools = l.filter(fpath, m.Value)

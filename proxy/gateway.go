@@ -91,6 +91,7 @@ type Gateway struct {
 	reloads   reloadState
 	progress  *progressTable
 	metrics   *metrics
+	starts    *startGate    // start_concurrency
 	callerSeq atomic.Uint64 // orders client requests in flight, to find the most recent
 
 	ctx        context.Context // ends at Close; parent of connection attempts
@@ -129,6 +130,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		wardens:      opts.Wardens,
 		progress:     newProgressTable(),
 		metrics:      newMetrics(),
+		starts:       newStartGate(cfg.StartConcurrency),
 		ready:        make(chan struct{}),
 		sessions:     map[*session]struct{}{},
 		elicitations: map[elicitationKey]elicitation{},

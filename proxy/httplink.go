@@ -51,6 +51,7 @@ type httpLink struct {
 	requestLife time.Duration // bounds a request's HTTP work: no caller of the gateway waits longer
 	noticeLife  time.Duration // bounds the POST of a notification or an answer to the server
 	renewLife   time.Duration // bounds starting a new session (the server's init_timeout)
+	timeout     time.Duration // the server's timeout: retries wait no longer (see post); 0: only requestLife
 
 	mu         sync.Mutex
 	session    string          // Mcp-Session-Id the server issued
@@ -88,6 +89,7 @@ func newHTTPLink(s config.Server, maxMessage int, version string, log *slog.Logg
 		requestLife: max(s.Timeout, s.MaxTimeout, s.InitTimeout),
 		noticeLife:  min(s.Timeout, maxNoticeLife),
 		renewLife:   s.InitTimeout,
+		timeout:     s.Timeout,
 		inbox:       make(chan []byte, 64),
 		streamKick:  make(chan struct{}, 1),
 		streamUp:    make(chan struct{}),

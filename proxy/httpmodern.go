@@ -66,7 +66,7 @@ func (l *httpLink) sendModern(ctx context.Context, msg []byte, m *jsonrpc.Messag
 			l.setParamHeaders(req, name, m.Params)
 		}
 	}
-	resp, err := l.client.Do(req)
+	resp, err, retried := l.post(req, m.Method)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.markGone("cannot reach " + l.shown + ": " + unwrapURLError(err).Error())
@@ -86,7 +86,7 @@ func (l *httpLink) sendModern(ctx context.Context, msg []byte, m *jsonrpc.Messag
 		}
 		l.failRequest(m, "HTTP %s: %s", resp.Status, l.errorBody(bytes.NewReader(body)))
 	default:
-		l.failRequest(m, "HTTP %s: %s", resp.Status, l.errorBody(resp.Body))
+		l.failRequest(m, "HTTP %s: %s%s", resp.Status, l.errorBody(resp.Body), retried)
 	}
 }
 

@@ -60,7 +60,7 @@ func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, ret
 	l.setHeaders(req, session)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := l.client.Do(req)
+	resp, err, retried := l.post(req, m.Method)
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -107,7 +107,7 @@ func (l *httpLink) send(ctx context.Context, msg []byte, m *jsonrpc.Message, ret
 		l.mu.Unlock()
 		l.sendLegacy(ctx, msg, m)
 	default:
-		l.failRequest(m, "HTTP %s: %s", resp.Status, l.errorBody(resp.Body))
+		l.failRequest(m, "HTTP %s: %s%s", resp.Status, l.errorBody(resp.Body), retried)
 	}
 }
 

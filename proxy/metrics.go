@@ -156,6 +156,21 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 			fmt.Fprintf(&b, "mcpgate_upstream_instances{server=%s} %d\n", label(u.name), u.instanceCount())
 		}
 	}
+	family("mcpgate_upstream_requests_in_flight", "gauge", "Requests sent to the upstream server and not yet answered (for one run per session: all instances).")
+	queued := make([]int, len(g.upstreams))
+	for i, u := range g.upstreams {
+		var inFlight int
+		inFlight, queued[i] = u.limit.counts()
+		fmt.Fprintf(&b, "mcpgate_upstream_requests_in_flight{server=%s} %d\n", label(u.name), inFlight)
+	}
+	family("mcpgate_upstream_requests_queued", "gauge", "Requests waiting for a place among the server's max_concurrent.")
+	for i, u := range g.upstreams {
+		fmt.Fprintf(&b, "mcpgate_upstream_requests_queued{server=%s} %d\n", label(u.name), queued[i])
+	}
+	family("mcpgate_upstream_starts_in_progress", "gauge", "Upstream servers being started (connection and handshake) now: at most start_concurrency.")
+	fmt.Fprintf(&b, "mcpgate_upstream_starts_in_progress %d\n", g.starts.starting.Load())
+	family("mcpgate_upstream_starts_waiting", "gauge", "Upstream servers waiting to start, past start_concurrency.")
+	fmt.Fprintf(&b, "mcpgate_upstream_starts_waiting %d\n", g.starts.waiting.Load())
 	family("mcpgate_upstream_restarts_total", "counter", "Times the upstream server was connected again after losing it.")
 	for _, u := range g.live().upstreams {
 		fmt.Fprintf(&b, "mcpgate_upstream_restarts_total{server=%s} %d\n", label(u.name), u.restartsSoFar())

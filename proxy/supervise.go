@@ -55,7 +55,7 @@ func (u *upstream) supervise(ctx context.Context) {
 			u.attemptStarting()
 		}
 		u.mu.Unlock()
-		w, err := u.dial(ctx)
+		w, err := u.dialGated(ctx)
 		if err == nil {
 			u.recordConnected()
 			// Before ready is closed: clients still waiting in initialize

@@ -39,6 +39,7 @@ type upstream struct {
 	log  *slog.Logger
 
 	ready chan struct{} // closed when the first connection attempt has ended
+	limit *limiter      // max_concurrent; instances use their base's (see acquirePlace)
 	kick  chan struct{} // 1-buffered: asks the supervisor to try again now
 
 	changes [numKinds]*coalescer // list_changed coalescing, per notification
@@ -90,7 +91,7 @@ func (w *wire) setEra(modern bool) {
 func (w *wire) isModern() bool { return w.modern.Load() }
 
 func newUpstream(g *Gateway, s config.Server) *upstream {
-	u := &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
+	u := &upstream{name: s.Name, cfg: s, g: g, log: g.log.With("server", s.Name), ready: make(chan struct{}), kick: make(chan struct{}, 1), limit: newLimiter(s.MaxConcurrent, s.MaxQueued)}
 	u.base = u
 	for k := range numKinds {
 		u.changes[k] = &coalescer{delay: changeDebounce, run: func() { u.refreshLists(k) }, begin: g.addBackground, end: g.background.Done}
@@ -219,6 +220,11 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	defer cancel(nil)
 	dl.start(func() { cancel(errDeadline) })
 	defer dl.stop()
+	release, err := u.acquirePlace(ctx, tctx, method)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
