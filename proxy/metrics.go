@@ -157,14 +157,15 @@ func (g *Gateway) WriteMetrics(w io.Writer) {
 		}
 	}
 	family("mcpgate_upstream_requests_in_flight", "gauge", "Requests sent to the upstream server and not yet answered (for one run per session: all instances).")
-	queued := make([]int, len(g.upstreams))
-	for i, u := range g.upstreams {
+	ups := g.live().upstreams
+	queued := make([]int, len(ups))
+	for i, u := range ups {
 		var inFlight int
 		inFlight, queued[i] = u.limit.counts()
 		fmt.Fprintf(&b, "mcpgate_upstream_requests_in_flight{server=%s} %d\n", label(u.name), inFlight)
 	}
 	family("mcpgate_upstream_requests_queued", "gauge", "Requests waiting for a place among the server's max_concurrent.")
-	for i, u := range g.upstreams {
+	for i, u := range ups {
 		fmt.Fprintf(&b, "mcpgate_upstream_requests_queued{server=%s} %d\n", label(u.name), queued[i])
 	}
 	family("mcpgate_upstream_starts_in_progress", "gauge", "Upstream servers being started (connection and handshake) now: at most start_concurrency.")

@@ -57,6 +57,7 @@ var liveSettings = []setting{
 var restartSettings = []setting{
 	{"namespace", func(c *config.Config) any { return &c.Namespace }},
 	{"max_message_bytes", func(c *config.Config) any { return &c.MaxMessage }},
+	{"start_concurrency", func(c *config.Config) any { return &c.StartConcurrency }},
 	{"listen", func(c *config.Config) any { return &c.HTTP.Listen }},
 	{"path", func(c *config.Config) any { return &c.HTTP.Path }},
 	{"allowed_origins", func(c *config.Config) any { return &c.HTTP.AllowedOrigins }},
