@@ -126,13 +126,16 @@ func awaitAnswer(t *testing.T, q *outbox, l *httpLink, id int64) {
 // the outbox. A request queued behind thousands of them is still answered.
 func TestHTTPLinkBoundsPOSTs(t *testing.T) {
 	srv, url := newHoldingServer(t, notifyCancelled, -1)
-	l := testLink(t, config.Server{Name: "remote", URL: url, Timeout: 100 * time.Millisecond})
+	// The timeout also bounds the request at the end: long enough for a
+	// loaded machine to get it through, short enough to end the held POSTs
+	// in a few rounds.
+	l := testLink(t, config.Server{Name: "remote", URL: url, Timeout: 400 * time.Millisecond})
 	l.openGate() // no handshake here
 	q := newOutbox(l, upstreamQueueBytes, false, time.Second, nil)
 	t.Cleanup(func() { q.Close() })
 	before := runtime.NumGoroutine()
 
-	const n = 4000
+	const n = 4 * maxPOSTs // unbounded, as many POSTs would cost ~5n goroutines
 	for i := range n {
 		if err := q.Write(context.Background(), cancellation(i)); err != nil {
 			t.Fatal(err)
