@@ -56,6 +56,9 @@ func (g *Gateway) serving(ctx context.Context, base *upstream) (*upstream, error
 		return nil, err
 	}
 	inst.connectionCtx(ctx) // the first attempt: capabilities are known after it
+	// Used now, not when the wait began: a start may take longer than
+	// idle_timeout, and the request is not in flight (busy) until sent.
+	inst.touch()
 	return inst, nil
 }
 
@@ -222,13 +225,14 @@ func (base *upstream) idleInstances() []*upstream {
 	return idle
 }
 
-// busy reports whether a client request is in flight to u or a client is
+// busy reports whether a client request is in flight to u, a connection
+// attempt is under way (a request may be waiting for it), or a client is
 // subscribed to one of its resources.
 func (u *upstream) busy() bool {
 	u.mu.Lock()
-	callers := len(u.callers)
+	busy := len(u.callers) > 0 || u.attempt != nil
 	u.mu.Unlock()
-	if callers > 0 {
+	if busy {
 		return true
 	}
 	u.g.mu.Lock()
