@@ -297,6 +297,7 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger) (func(), erro
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", g.MetricsHandler())
+	addProbes(mux, g)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -339,6 +340,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	code := 0
 	select {
 	case <-ctx.Done():
+		drainHTTP(g, cfg.Cluster, ln, log)
 	case err := <-served:
 		log.Error("HTTP server stopped", "err", err)
 		code = 1

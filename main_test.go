@@ -39,15 +39,16 @@ func TestMain(m *testing.M) {
 
 // scriptCmds are the commands scripts run in the test process.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"alive":        cmdAlive,
-	"count-lines":  cmdCountLines,
-	"freeport":     cmdFreePort,
-	"waitfile":     cmdWaitFile,
-	"waithttp":     cmdWaitHTTP,
-	"waithttp-any": cmdWaitHTTPAny,
-	"touch":        cmdTouch,
-	"envfile":      cmdEnvFile,
-	"rss-below":    cmdRSSBelow,
+	"alive":          cmdAlive,
+	"count-lines":    cmdCountLines,
+	"freeport":       cmdFreePort,
+	"waitfile":       cmdWaitFile,
+	"waithttp":       cmdWaitHTTP,
+	"waithttp-any":   cmdWaitHTTPAny,
+	"touch":          cmdTouch,
+	"envfile":        cmdEnvFile,
+	"rss-below":      cmdRSSBelow,
+	"signal-gateway": cmdSignalGateway,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
