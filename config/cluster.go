@@ -51,8 +51,16 @@ func (l *loader) cluster(raw json.RawMessage) Cluster {
 		path := "cluster." + m.Key
 		switch m.Key {
 		case "replica":
+			// Not a secret, unlike other values from the environment: every
+			// session id sent to a client starts with it. Logs show it.
 			var written string
-			c.Replica, written = l.strWritten(path, m.Value, true)
+			if l.decode(path, m.Value, &written) {
+				var err error
+				if c.Replica, err = expand(written, l.lookup, func(string, string) {}); err != nil {
+					l.addf(path, "%v", err)
+					continue
+				}
+			}
 			if !replicaRE.MatchString(c.Replica) {
 				l.addf(path, "%q is not a replica name: letters, digits, '.', '_' and '-', at most 63, starting with a letter or digit", written)
 			}
