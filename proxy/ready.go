@@ -17,7 +17,8 @@ func (g *Gateway) Draining() bool { return g.draining.Load() }
 // ReadinessHandler serves /readyz for a listener of the operator's (the
 // -metrics one): 200 when at least one server is connected (or runs per
 // session, started on demand) and the gateway is not draining, 503
-// otherwise; the body says which servers are connected, without reasons.
+// otherwise; the body says which servers are connected, without reasons,
+// and in a cluster which replica this is.
 func (g *Gateway) ReadinessHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		type server struct {
@@ -26,10 +27,12 @@ func (g *Gateway) ReadinessHandler() http.Handler {
 		}
 		var out struct {
 			Ready    bool     `json:"ready"`
+			Replica  string   `json:"replica,omitempty"` // in a cluster: which one answered
 			Draining bool     `json:"draining,omitempty"`
 			Audit    string   `json:"audit,omitempty"`
 			Servers  []server `json:"servers"`
 		}
+		out.Replica = g.cfg.Cluster.Replica
 		out.Audit = g.AuditState()
 		for _, st := range g.Statuses() {
 			out.Ready = out.Ready || st.Connected || st.Isolated
