@@ -30,12 +30,12 @@ import (
 // balancer's 502 or 503, no connection) is retried: the replica it went to
 // died, or never took it. When file P of -phases appears, the counts are
 // noted (P.started is written then), and P.ok is written once every client
-// has had 3 more answers:
-// every client recovered. At FILE -stop, it prints per phase (before the
-// first is "start"): answered, wrong, errors (a JSON-RPC error, as a call
-// cut by a shutdown gets), lost (502: a request that a replica took and
-// never answered), refused (503 or no connection), reinitialised; and exits
-// 1 if any answer was wrong.
+// has had 3 more answers: every client recovered. At FILE -stop, it prints
+// per phase (before the first is "start"): answered, wrong, errors (a
+// JSON-RPC error, as a call cut by a shutdown gets), lost (the balancer's
+// 502, or an event stream that ended without the answer: a request that a
+// replica took and never answered), refused (another status, or no
+// connection), reinitialised; and exits 1 if any answer was wrong.
 func clusterLoadMain(args []string) int {
 	fs := flag.NewFlagSet("clusterload", flag.ContinueOnError)
 	url := fs.String("url", "", "the balancer's MCP URL")
@@ -230,7 +230,7 @@ func (c *loadClient) loop(ctx context.Context) {
 				fmt.Fprintf(os.Stderr, "clusterload %s: %s got an error: %s\n", c.name, arg, rpcErr)
 				pause(ctx)
 				continue
-			case text != `tools/echo {"call":"`+arg+`"}`:
+			case text != strings.Replace(c.run.tool, "__", "/", 1)+` {"call":"`+arg+`"}`:
 				c.run.count(func(n *loadCounts) { n.wrong++ })
 				fmt.Fprintf(os.Stderr, "clusterload %s: %s got someone else's answer: %s\n", c.name, arg, text)
 			default:
