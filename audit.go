@@ -15,7 +15,9 @@ import (
 const auditUsage = `Usage: mcpgate audit verify FILE...
 
 Checks that the audit files hold one unbroken hash chain: one file, or a
-rotated series in any order (mcpgate-audit*.jsonl). Prints the count of
+rotated series in any order (mcpgate-audit*.jsonl). The files of several
+replicas (each writes its own chain, its name in every file's header) may
+be given together: each chain is checked on its own. Prints the count of
 records verified, or the first line that is broken or missing, by file
 and line number, and exits 1. A FILE with * ? or [ in it that names no
 file is expanded, for shells that do not.
@@ -44,14 +46,35 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	}
 	files, err := expandFiles(fs.Args())
 	if err == nil {
-		var rep *auditchain.Report
-		if rep, err = auditchain.Verify(files); err == nil {
-			printReport(stdout, rep)
+		var chains []auditchain.Chain
+		if chains, err = auditchain.VerifyChains(files); err == nil {
+			printChains(stdout, chains)
 			return 0
 		}
 	}
 	fmt.Fprintln(stderr, "mcpgate audit verify:", err)
 	return 1
+}
+
+// printChains prints one chain as printReport does, and several each
+// under its replica's name, then their sum.
+func printChains(w io.Writer, chains []auditchain.Chain) {
+	if len(chains) == 1 && chains[0].Replica == "" {
+		printReport(w, chains[0].Report)
+		return
+	}
+	records, files := 0, 0
+	for _, c := range chains {
+		name := c.Replica
+		if name == "" {
+			name = "(none named)"
+		}
+		fmt.Fprintf(w, "replica %s:\n", name)
+		printReport(w, c.Report)
+		records += c.Records
+		files += len(c.Files)
+	}
+	fmt.Fprintf(w, "verified: %d chains, %d records in %d files\n", len(chains), records, files)
 }
 
 func printReport(w io.Writer, rep *auditchain.Report) {

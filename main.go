@@ -308,6 +308,7 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger, reloads *relo
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", g.MetricsHandler())
 	mux.Handle("POST /admin/reload", reloads.adminHandler())
+	addProbes(mux, g)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -350,6 +351,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	code := 0
 	select {
 	case <-ctx.Done():
+		drainHTTP(g, cfg.Cluster, ln, log)
 	case err := <-served:
 		log.Error("HTTP server stopped", "err", err)
 		code = 1

@@ -31,6 +31,7 @@ var scriptCommands = map[string]func(){
 	"mcpclient":    func() { os.Exit(mcpClientMain(os.Args[1:])) },
 	"relayfloor":   func() { os.Exit(relayFloorMain(os.Args[1:])) },
 	"mcpgate-prof": func() { os.Exit(mcpgateProfiledMain(os.Args[1:])) },
+	"clusterload":  func() { os.Exit(clusterLoadMain(os.Args[1:])) },
 }
 
 func TestMain(m *testing.M) {
@@ -39,15 +40,16 @@ func TestMain(m *testing.M) {
 
 // scriptCmds are the commands scripts run in the test process.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"alive":        cmdAlive,
-	"count-lines":  cmdCountLines,
-	"freeport":     cmdFreePort,
-	"waitfile":     cmdWaitFile,
-	"waithttp":     cmdWaitHTTP,
-	"waithttp-any": cmdWaitHTTPAny,
-	"touch":        cmdTouch,
-	"envfile":      cmdEnvFile,
-	"rss-below":    cmdRSSBelow,
+	"alive":          cmdAlive,
+	"count-lines":    cmdCountLines,
+	"freeport":       cmdFreePort,
+	"waitfile":       cmdWaitFile,
+	"waithttp":       cmdWaitHTTP,
+	"waithttp-any":   cmdWaitHTTPAny,
+	"touch":          cmdTouch,
+	"envfile":        cmdEnvFile,
+	"rss-below":      cmdRSSBelow,
+	"signal-gateway": cmdSignalGateway,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -95,6 +97,12 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			if cond == "race" {
 				return raceEnabled, nil
+			}
+			if cond == "nginx" {
+				// Replicas behind a real nginx: only when asked for (it
+				// needs nginx installed, and starts it on loopback ports).
+				_, err := exec.LookPath("nginx")
+				return os.Getenv("MCPGATE_NGINX") == "1" && err == nil, nil
 			}
 			if cond != "interop" {
 				return false, fmt.Errorf("unknown condition %q", cond)

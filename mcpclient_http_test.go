@@ -21,7 +21,7 @@ import (
 // older HTTP+SSE transport.
 type httpTransport struct {
 	c      *client
-	url    string
+	url    string // guarded by mu: a url line changes it
 	legacy bool
 	ctx    context.Context // ends the event streams
 	cancel context.CancelFunc
@@ -197,8 +197,15 @@ func (t *httpTransport) headerSnapshot() map[string]string {
 	return maps.Clone(t.headers)
 }
 
+// target is where requests go: -url, or what a url line said since.
+func (t *httpTransport) target() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.url
+}
+
 func (t *httpTransport) send(msg string, mode headerMode) error {
-	target := t.url
+	target := t.target()
 	if t.legacy {
 		t.mu.Lock()
 		target = t.endpoint
@@ -371,6 +378,14 @@ func (t *httpTransport) verb(name, rest string) error {
 		t.mu.Unlock()
 	case "drop":
 		return t.drop(rest)
+	case "url":
+		u := os.ExpandEnv(rest)
+		if err := waitHealthy(u, t.c.timeout); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.url = u
+		t.mu.Unlock()
 	case "session":
 		t.mu.Lock()
 		t.session = strings.TrimPrefix(rest, "-")
@@ -386,7 +401,7 @@ func (t *httpTransport) verb(name, rest string) error {
 		t.mu.Unlock()
 		return err
 	case "listen":
-		req := t.newRequest(t.ctx, http.MethodGet, t.url, nil, autoHeaders)
+		req := t.newRequest(t.ctx, http.MethodGet, t.target(), nil, autoHeaders)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -406,7 +421,7 @@ func (t *httpTransport) verb(name, rest string) error {
 	case "listen-unread":
 		// A client that opens its stream and then stops reading it: the
 		// response stays open, unread, until the session ends.
-		req := t.newRequest(t.ctx, http.MethodGet, t.url, nil, autoHeaders)
+		req := t.newRequest(t.ctx, http.MethodGet, t.target(), nil, autoHeaders)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -433,7 +448,7 @@ func (t *httpTransport) verb(name, rest string) error {
 		fmt.Sscan(fields[1], &parallel)
 		return t.load(n, parallel, fields[2])
 	case "delete":
-		resp, err := http.DefaultClient.Do(t.newRequest(t.ctx, http.MethodDelete, t.url, nil, autoHeaders))
+		resp, err := http.DefaultClient.Do(t.newRequest(t.ctx, http.MethodDelete, t.target(), nil, autoHeaders))
 		if err != nil {
 			return err
 		}
@@ -500,7 +515,7 @@ func (t *httpTransport) loadOne(ctx context.Context, msg map[string]json.RawMess
 	m := maps.Clone(msg)
 	m["id"], _ = json.Marshal(id)
 	body, _ := json.Marshal(m)
-	req := t.newRequest(ctx, http.MethodPost, t.url, body, autoHeaders)
+	req := t.newRequest(ctx, http.MethodPost, t.target(), body, autoHeaders)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)

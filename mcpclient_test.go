@@ -74,6 +74,8 @@ import (
 //	                     sends none at all, and VALUE auto brings the automatic one back
 //	drop ID              close the answer stream of request ID (how a modern client cancels);
 //	                     prints nothing
+//	url URL              send to URL ($VARs expanded) from now on, once its /healthz answers:
+//	                     another replica, as a load balancer may choose for any request
 //	session ID           use this session id from now on (- for none)
 //	save-session FILE    write the session id to FILE; load-session FILE reads it
 //	listen               open the GET stream for messages not tied to a request

@@ -41,6 +41,8 @@ type Config struct {
 	// or URL reached, and the handshake) at once. Zero:
 	// DefaultStartConcurrency.
 	StartConcurrency int
+	// Cluster is set when this mcpgate is one of several replicas.
+	Cluster Cluster
 	// Policies apply to every server, in order; a server's own entries
 	// replace these by name (see EffectivePolicies).
 	Policies []Policy
@@ -187,6 +189,9 @@ type Audit struct {
 	MaxAge   time.Duration
 	// Sync is SyncAlways, SyncBatch or SyncNone. Empty: SyncBatch.
 	Sync string
+	// Replica, in a cluster, names the replica in the file's headers; Path
+	// is then that replica's file (see ReplicaFile).
+	Replica string
 }
 
 // Audit sync modes: when records are flushed to the disk (fsync). Every

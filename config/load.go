@@ -60,7 +60,7 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency", "cluster"}
 
 var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol", "max_concurrent", "max_queued"}
 
@@ -150,6 +150,8 @@ func (l *loader) load() *Config {
 			l.decode(m.Key, m.Value, &cfg.Namespace)
 		case "audit":
 			cfg.Audit = l.audit(m.Value)
+		case "cluster":
+			cfg.Cluster = l.cluster(m.Value)
 		case "listen":
 			cfg.HTTP.Listen = l.str(m.Key, m.Value, true)
 		case "path":
@@ -198,6 +200,7 @@ func (l *loader) load() *Config {
 	if !l.hasKey("policies") {
 		cfg.Policies = DefaultPolicies()
 	}
+	l.applyCluster(cfg)
 	if cfg.LockPath == "" {
 		cfg.LockPath = filepath.Join(filepath.Dir(l.file), "mcpgate.lock")
 	}

@@ -36,6 +36,10 @@ type Policy struct {
 	Per   string  // rate_limit: "session", "server" or "tool"
 	Rate  float64 // rate_limit: requests per second, sustained
 	Burst int     // rate_limit: requests at once; 0: Rate rounded up (at least 1)
+	// rate_limit: ScopeReplica, or ScopeCluster when Rate and Burst are for
+	// the whole cluster, each of its Replicas enforcing its share.
+	Scope    string
+	Replicas int
 
 	Command  string        // exec: the program
 	ExecArgs []string      // exec: its arguments ("args")
@@ -96,7 +100,7 @@ var policyKeys = map[string][]string{
 	"poisoning":  {"action", "kinds"},
 	"paths":      {"action", "args", "allow", "uris"},
 	"args":       {"action", "rules"},
-	"rate_limit": {"per", "rate", "burst"},
+	"rate_limit": {"per", "rate", "burst", "scope"},
 	"exec":       {"command", "args", "timeout", "on_error", "mode", "on"},
 }
 
@@ -259,6 +263,8 @@ func (l *loader) policyOption(p *Policy, fpath, key string, raw json.RawMessage)
 		if l.decode(fpath, raw, &p.Burst) && p.Burst < 1 {
 			l.addf(fpath, "must be at least 1")
 		}
+	case "scope":
+		l.checkScope(p, fpath, raw)
 	case "command":
 		p.Command = l.str(fpath, raw, true)
 	case "timeout":
@@ -294,6 +300,9 @@ func (l *loader) checkPolicy(p *Policy, members rawjson.MemberList) {
 		need("rate", "requests per second")
 		if p.Burst == 0 {
 			p.Burst = max(1, int(p.Rate+0.999))
+		}
+		if p.Scope == "" {
+			p.Scope = ScopeReplica
 		}
 	case "exec":
 		need("command", "the program that decides")

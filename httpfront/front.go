@@ -171,7 +171,7 @@ func (f *Front) serveReady(w http.ResponseWriter, r *http.Request) {
 		out.Ready = out.Ready || st.Connected || st.Isolated
 		out.Servers = append(out.Servers, server{st.Name, st.Connected})
 	}
-	if f.closing() {
+	if f.closing() || f.g.Draining() {
 		out.Ready = false // draining: send new clients elsewhere
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -38,7 +38,7 @@ func (hs *httpSession) version() string {
 
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *Front) newSession(legacy bool) (*httpSession, error) {
-	id := newSessionID()
+	id := f.routableID(newSessionID())
 	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {

@@ -83,9 +83,18 @@ func newRateLimit(spec config.Policy, env Env) (Policy, error) {
 	if spec.Rate == 1 {
 		unit = "request"
 	}
+	limit := fmt.Sprintf("%s %s per second per %s", strconv.FormatFloat(spec.Rate, 'f', -1, 64), unit, spec.Per)
+	rate := spec.Rate
+	if spec.Scope == config.ScopeCluster && spec.Replicas > 1 {
+		// Each replica holds its share: a balancer spreads requests about
+		// evenly, and sharing one bucket would need a store between them.
+		rate /= float64(spec.Replicas)
+		burst = max(1, burst/spec.Replicas)
+		limit += fmt.Sprintf(" across %d replicas (%s here)", spec.Replicas, strconv.FormatFloat(rate, 'f', -1, 64))
+	}
 	p := &rateLimitPolicy{
-		name: spec.Name, per: spec.Per, rate: spec.Rate, burst: float64(burst),
-		limit:   fmt.Sprintf("%s %s per second per %s", strconv.FormatFloat(spec.Rate, 'f', -1, 64), unit, spec.Per),
+		name: spec.Name, per: spec.Per, rate: rate, burst: float64(burst),
+		limit:   limit,
 		buckets: map[rateKey]*rateBucket{},
 	}
 	p.recent.prev, p.recent.next = &p.recent, &p.recent

@@ -86,7 +86,7 @@ func openAudit(cfg config.Audit, log *slog.Logger, redact func(string) string) (
 }
 
 func chainOptions(cfg config.Audit, log *slog.Logger) auditchain.Options {
-	opts := auditchain.Options{MaxBytes: cfg.MaxBytes, MaxAge: cfg.MaxAge, Log: log}
+	opts := auditchain.Options{MaxBytes: cfg.MaxBytes, MaxAge: cfg.MaxAge, Log: log, Replica: cfg.Replica}
 	switch cfg.Sync {
 	case config.SyncAlways:
 		opts.Sync = auditchain.SyncAlways

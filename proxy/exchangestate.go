@@ -6,16 +6,26 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpgate/mcpgate/config"
 )
 
 // The requestState mcpgate gives a modern client for an exchange (see
-// bridgeask.go) is signed with a key made at start, so that a client can
-// neither forge one nor change what it says: "mcpgate1." + the state in
-// base64url + "." + its HMAC-SHA256. It names the replica that made it
-// (an exchange lives in one process), the exchange and its round, and the
-// request it continues; it expires with the exchange.
+// bridgeask.go) is signed, so that a client can neither forge one nor
+// change what it says: "mcpgate1." + the state in base64url + "." + its
+// HMAC-SHA256. It names the process that made it (an exchange lives in
+// one), the exchange and its round, and the request it continues; it
+// expires with the exchange.
+//
+// Alone, mcpgate signs with a key made at start. Replicas behind a load
+// balancer share cluster.key, so that whichever replica a client's retry
+// reaches can check the state; only the one that issued it holds the
+// exchange. Another answers that the state cannot be continued, and the
+// client makes its request again from the start (as after an expiry):
+// never a guess, and never another exchange's answers.
 
 const statePrefix = "mcpgate1."
 
@@ -30,12 +40,25 @@ type exchangeState struct {
 	Expires  int64  `json:"e"` // unix seconds
 }
 
-// newStateKey makes the key states are signed with, and the replica's id.
-func newStateKey() (key [32]byte, replica string) {
-	rand.Read(key[:])
+// stateKeyLabel derives the states' key from cluster.key, so that the
+// shared secret could sign something else one day without the two mixing.
+const stateKeyLabel = "mcpgate requestState v1"
+
+// newStateKey makes the key states are signed with, and the id of this
+// process: the replica's name, if it has one, and a random part, since a
+// replica restarted under its name holds none of the exchanges of before.
+func newStateKey(c config.Cluster) (key [32]byte, process string) {
 	var id [8]byte
 	rand.Read(id[:])
-	return key, base64.RawURLEncoding.EncodeToString(id[:])
+	process = base64.RawURLEncoding.EncodeToString(id[:])
+	if c.Key == nil {
+		rand.Read(key[:])
+		return key, process
+	}
+	mac := hmac.New(sha256.New, c.Key)
+	mac.Write([]byte(stateKeyLabel))
+	copy(key[:], mac.Sum(nil))
+	return key, c.Replica + "/" + process
 }
 
 func (g *Gateway) signState(st exchangeState) string {
@@ -68,10 +91,24 @@ func (g *Gateway) checkState(state string) (exchangeState, error) {
 		return st, invalidState("it is not one mcpgate issued")
 	}
 	if st.Replica != g.replica {
-		return st, invalidState("it was issued by another mcpgate process (the call it continues is held there)")
+		return st, invalidState(g.elsewhere(st.Replica))
 	}
 	if time.Now().Unix() > st.Expires {
 		return st, invalidState("it has expired")
 	}
 	return st, nil
+}
+
+// elsewhere says which process holds the exchange a state names, as far
+// as the client may know: a replica's name is no secret (it routes).
+func (g *Gateway) elsewhere(process string) string {
+	name, _, named := strings.Cut(process, "/")
+	ours, _, _ := strings.Cut(g.replica, "/")
+	switch {
+	case !named:
+		return "it was issued by another mcpgate process (the call it continues is held there)"
+	case name == ours:
+		return "it was issued before this replica restarted (the call it continues ended then)"
+	}
+	return fmt.Sprintf("it was issued by replica %q, which holds the call it continues; this is another replica", name)
 }

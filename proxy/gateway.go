@@ -93,6 +93,7 @@ type Gateway struct {
 	metrics   *metrics
 	starts    *startGate    // start_concurrency
 	callerSeq atomic.Uint64 // orders client requests in flight, to find the most recent
+	draining  atomic.Bool   // see Drain
 
 	ctx        context.Context // ends at Close; parent of connection attempts
 	cancel     context.CancelFunc
@@ -138,7 +139,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		listeners:    map[*listener]struct{}{},
 		parked:       map[string]*exchange{},
 	}
-	g.stateKey, g.replica = newStateKey()
+	g.stateKey, g.replica = newStateKey(cfg.Cluster)
 	if g.log == nil {
 		g.log = slog.Default()
 	}

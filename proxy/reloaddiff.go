@@ -58,6 +58,7 @@ var restartSettings = []setting{
 	{"namespace", func(c *config.Config) any { return &c.Namespace }},
 	{"max_message_bytes", func(c *config.Config) any { return &c.MaxMessage }},
 	{"start_concurrency", func(c *config.Config) any { return &c.StartConcurrency }},
+	{"cluster", func(c *config.Config) any { return &c.Cluster }},
 	{"listen", func(c *config.Config) any { return &c.HTTP.Listen }},
 	{"path", func(c *config.Config) any { return &c.HTTP.Path }},
 	{"allowed_origins", func(c *config.Config) any { return &c.HTTP.AllowedOrigins }},
@@ -69,6 +70,7 @@ var restartSettings = []setting{
 	{"audit.max_bytes", func(c *config.Config) any { return &c.Audit.MaxBytes }},
 	{"audit.max_age", func(c *config.Config) any { return &c.Audit.MaxAge }},
 	{"audit.sync", func(c *config.Config) any { return &c.Audit.Sync }},
+	{"cluster.replica", func(c *config.Config) any { return &c.Audit.Replica }}, // the audit file's name
 }
 
 // same compares two settings as they print: maps in key order, regular

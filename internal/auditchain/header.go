@@ -20,6 +20,9 @@ type Header struct {
 	// rotated to; empty when this file continues no file of this writer's
 	// (the first file, or a file that was not a chain moved aside).
 	PreviousFile string `json:"previous_file,omitempty"`
+	// Replica names the mcpgate replica whose chain this is, when several
+	// write chains of their own (see VerifyChains).
+	Replica string `json:"replica,omitempty"`
 }
 
 // TimeFormat is how records name the time: RFC 3339 in UTC, nanoseconds.
@@ -32,7 +35,8 @@ func (h Header) record() []byte {
 		Host         string `json:"host"`
 		PID          int    `json:"pid"`
 		PreviousFile string `json:"previous_file,omitempty"`
-	}{h.Time.UTC().Format(TimeFormat), HeaderEvent, h.Host, h.PID, h.PreviousFile})
+		Replica      string `json:"replica,omitempty"`
+	}{h.Time.UTC().Format(TimeFormat), HeaderEvent, h.Host, h.PID, h.PreviousFile, h.Replica})
 	if err != nil {
 		panic(err) // strings and an int
 	}

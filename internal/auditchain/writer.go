@@ -22,6 +22,9 @@ type Options struct {
 	MaxAge   time.Duration
 	// Host names the machine in headers. Empty: os.Hostname.
 	Host string
+	// Replica names the replica in headers, when several write chains of
+	// their own. Empty: none.
+	Replica string
 	// Log hears of what no appender is told: a file that was not a chain
 	// and was moved aside, a rotation or a batch flush that failed. Nil:
 	// nothing is logged.
@@ -221,7 +224,7 @@ func (w *Writer) appendLocked(record []byte) (uint64, error) {
 	}
 	if w.needHeader {
 		t := w.now()
-		if err := w.writeLine(Header{Time: t, Host: w.host, PID: w.pid, PreviousFile: w.previousFile}.record()); err != nil {
+		if err := w.writeLine(Header{Time: t, Host: w.host, PID: w.pid, PreviousFile: w.previousFile, Replica: w.opts.Replica}.record()); err != nil {
 			return 0, err
 		}
 		w.needHeader, w.previousFile, w.started, w.headerEnd = false, "", t, w.size
