@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"touch":        cmdTouch,
 	"envfile":      cmdEnvFile,
 	"rss-below":    cmdRSSBelow,
+	"onefile":      cmdOneFile,
+	"perm":         cmdPerm,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -238,6 +241,36 @@ func cmdTouch(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: touch FILE")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), nil, 0o644))
+}
+
+// cmdOneFile: onefile NAME PATTERN — sets $NAME to the one file that
+// matches the glob PATTERN (a file whose name the script cannot know, such
+// as a discovery cache file named by a hash); fails unless exactly one does.
+func cmdOneFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: onefile NAME PATTERN")
+	}
+	matches, err := filepath.Glob(ts.MkAbs(args[1]))
+	ts.Check(err)
+	if len(matches) != 1 {
+		ts.Fatalf("%s: %d files match, not one: %v", args[1], len(matches), matches)
+	}
+	ts.Setenv(args[0], matches[0])
+}
+
+// cmdPerm: perm PATH MODE — succeeds if PATH's permission bits are MODE
+// (octal, such as 0600); with !, if they are not.
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: perm PATH MODE")
+	}
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := fi.Mode().Perm(); (got == os.FileMode(want)) == neg {
+		ts.Fatalf("%s: mode %#o, want %s%#o", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
 }
 
 // waitFor polls cond until it holds, failing the script after 20s: waiting

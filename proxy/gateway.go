@@ -101,6 +101,8 @@ type Gateway struct {
 	bgMu       sync.Mutex     // orders adding background work before Close waits for it
 	bgClosed   bool           // guarded by bgMu: no more background work
 	ready      chan struct{}  // closed when every first connection attempt ended
+	warm       chan struct{}  // closed when ready, or the discovery cache answers for the servers not
+	discovery  *discoveryCache
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
@@ -133,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		progress:     newProgressTable(),
 		metrics:      newMetrics(),
 		ready:        make(chan struct{}),
+		warm:         make(chan struct{}),
 		sessions:     map[*session]struct{}{},
 		elicitations: map[elicitationKey]elicitation{},
 		subs:         map[subKey]map[subscriber]string{},
@@ -169,6 +172,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, errors.New("no enabled servers in the config: nothing to serve")
 	}
 	g.names = newNameTable(cfg.Namespace, g.upstreams)
+	g.discovery = newDiscoveryCache(cfg, g.upstreams, g.log)
 	if cfg.Audit.Path != "" {
 		a, err := openAudit(cfg.Audit, g.log, g.redact)
 		if err != nil {
@@ -186,6 +190,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 // serve as usual.
 func (g *Gateway) Start() {
 	ready := make([]<-chan struct{}, 0, len(g.upstreams))
+	var warm []<-chan struct{} // what a client's first request waits for
 	reap := false
 	for _, u := range g.upstreams {
 		if u.isolatedBase() {
@@ -193,11 +198,20 @@ func (g *Gateway) Start() {
 			if g.probe {
 				if inst, err := u.instanceFor(nil); err == nil {
 					ready = append(ready, inst.ready)
+					warm = append(warm, inst.ready)
 				}
 			}
 			continue
 		}
 		ready = append(ready, u.ready)
+		if !g.discovery.covers(u) {
+			warm = append(warm, u.ready)
+		}
+		// Under way before any request can look: a call routed by a cached
+		// name waits for this attempt, not fails as if it had failed.
+		u.mu.Lock()
+		u.attemptStarting()
+		u.mu.Unlock()
 		g.starting.Add(1)
 		go func() {
 			defer g.starting.Done()
@@ -211,7 +225,12 @@ func (g *Gateway) Start() {
 			g.reapIdleInstances(g.reapInterval())
 		}()
 	}
+	g.goBackground(func() { g.discovery.run(g.ctx) })
 	go func() {
+		for _, r := range warm {
+			<-r
+		}
+		close(g.warm)
 		for _, r := range ready {
 			<-r
 		}
@@ -234,6 +253,12 @@ func (g *Gateway) AuditState() string { return g.audit.state() }
 
 // Ready is closed when every upstream's first connection attempt has ended.
 func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Warm is closed when the lists can be answered without waiting any
+// longer: every upstream's first connection attempt has ended, or its
+// answers are in the discovery cache (config "cache_dir"). A client's
+// first request waits (bounded) for it.
+func (g *Gateway) Warm() <-chan struct{} { return g.warm }
 
 // Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL to
 // its whole process group) and closes the audit trail.
@@ -426,6 +451,9 @@ type Tool struct {
 	Original    string          `json:"upstream_name"`
 	Description string          `json:"description,omitempty"`
 	Raw         json.RawMessage `json:"-"`
+	// Cached is when the discovery cache got the tool, if it comes from
+	// there (its server was still starting); zero: its server listed it now.
+	Cached time.Time `json:"-"`
 }
 
 // Tools asks every upstream for its tools and returns them merged, plus one
@@ -446,7 +474,7 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 				Description string `json:"description"`
 			}
 			json.Unmarshal(it.raw, &d)
-			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
+			out = append(out, Tool{Name: g.names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw, Cached: r.cached})
 		}
 	}
 	return out, errs
