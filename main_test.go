@@ -35,6 +35,13 @@ var scriptCommands = map[string]func(){
 }
 
 func TestMain(m *testing.M) {
+	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
+		// The tests and benchmarks that start mcpgate themselves give it
+		// this environment: with the user's cache directory, they would
+		// write there, and a start after the first would be warm. (A
+		// relative XDG_CACHE_HOME is one os.UserCacheDir refuses.)
+		os.Setenv("XDG_CACHE_HOME", "no-default-cache-in-tests")
+	}
 	testscript.Main(m, scriptCommands)
 }
 
@@ -82,6 +89,11 @@ func TestScripts(t *testing.T) {
 			// goroutines may report races): the scripts start hundreds.
 			// Races are still reported, and exit with status 66.
 			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// No discovery cache unless a script says where (cache_dir): the
+			// user's cache directory would be $HOME/.cache, outside the
+			// script, shared by every script. A relative XDG_CACHE_HOME is
+			// one os.UserCacheDir refuses.
+			e.Setenv("XDG_CACHE_HOME", "no-default-cache-in-scripts")
 			if os.Getenv("MCPGATE_INTEROP") == "1" {
 				// npm needs the user's home (its config, certificates, proxy).
 				for _, k := range []string{"HOME", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
