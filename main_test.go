@@ -57,6 +57,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"envfile":      cmdEnvFile,
 	"rss-below":    cmdRSSBelow,
 	"onefile":      cmdOneFile,
+	"killpid":      cmdKillPID,
 	"perm":         cmdPerm,
 }
 
@@ -268,6 +269,25 @@ func cmdOneFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s: %d files match, not one: %v", args[1], len(matches), matches)
 	}
 	ts.Setenv(args[0], matches[0])
+}
+
+// cmdKillPID: killpid PIDFILE — sends SIGKILL to the process whose pid is in
+// PIDFILE, waiting (up to 20s) for the file to hold one: a server that
+// dies at a moment the script chooses.
+func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: killpid PIDFILE")
+	}
+	var pid int
+	waitFor(ts, "a pid in "+args[0], func() bool {
+		data, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	ts.Check(syscall.Kill(pid, syscall.SIGKILL))
 }
 
 // cmdPerm: perm PATH MODE — succeeds if PATH's permission bits are MODE
