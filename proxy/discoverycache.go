@@ -285,8 +285,14 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 	}
 	arr = append(arr, ']')
 	now := time.Now()
-	d.update(u, func(e *discoveryEntry) {
+	d.update(u, func(e *discoveryEntry) bool {
+		// A server listed at every client's request (it sends no
+		// list_changed) costs a write per half life, not per list.
+		if old := e.lists[k]; string(old.items) == string(arr) && now.Before(old.fetched.Add(ttl/2)) {
+			return false
+		}
 		e.lists[k] = cachedList{items: arr, fetched: now, expires: now.Add(ttl)}
+		return true
 	})
 }
 
@@ -302,11 +308,12 @@ func (d *discoveryCache) connected(u *upstream) {
 		return
 	}
 	raw := mustJSON(init)
-	d.update(u, func(e *discoveryEntry) {
+	d.update(u, func(e *discoveryEntry) bool {
 		if string(e.init) != string(raw) {
 			e.lists = [numKinds]cachedList{}
 		}
 		e.init, e.initAt = raw, time.Now()
+		return true
 	})
 }
 
@@ -319,15 +326,19 @@ func (d *discoveryCache) forget(u *upstream, ks ...kind) {
 	if len(ks) == 0 {
 		ks = []kind{kindTools, kindPrompts, kindResources, kindTemplates}
 	}
-	d.update(u, func(e *discoveryEntry) {
+	d.update(u, func(e *discoveryEntry) bool {
+		changed := false
 		for _, k := range ks {
+			changed = changed || e.lists[k].items != nil
 			e.lists[k] = cachedList{}
 		}
+		return changed
 	})
 }
 
-// update changes u's entry and has its file written.
-func (d *discoveryCache) update(u *upstream, change func(*discoveryEntry)) {
+// update changes u's entry and, if change reports a change, has its file
+// written.
+func (d *discoveryCache) update(u *upstream, change func(*discoveryEntry) bool) {
 	key, ok := d.keys[u]
 	if !ok {
 		return // an isolated server, or one of its instances
@@ -338,7 +349,10 @@ func (d *discoveryCache) update(u *upstream, change func(*discoveryEntry)) {
 		e = &discoveryEntry{server: u.name}
 		d.entries[key] = e
 	}
-	change(e)
+	if !change(e) {
+		d.mu.Unlock()
+		return
+	}
 	d.dirty[key] = true
 	d.mu.Unlock()
 	select {

@@ -226,3 +226,32 @@ func FuzzDecodeDiscoveryEntry(f *testing.F) {
 		}
 	})
 }
+
+// A list fetched again unchanged is not written again until half its life
+// has passed; a changed one is written at once.
+func TestDiscoveryStoreWritesOnChange(t *testing.T) {
+	u := &upstream{name: "s"}
+	d := &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"}, wake: make(chan struct{}, 1),
+		entries: map[string]*discoveryEntry{}, dirty: map[string]bool{}}
+	a := []item{{name: "a", raw: json.RawMessage(`{"name":"a"}`)}}
+	b := []item{{name: "b", raw: json.RawMessage(`{"name":"b"}`)}}
+	for i, step := range []struct {
+		items []item
+		age   time.Duration // of the stored list, before the step
+		dirty bool
+	}{
+		{a, 0, true},
+		{a, 0, false},
+		{a, 31 * time.Minute, true},
+		{b, 0, true},
+	} {
+		clear(d.dirty)
+		if e := d.entries["k"]; e != nil {
+			e.lists[kindTools].fetched = e.lists[kindTools].fetched.Add(-step.age)
+		}
+		d.storeList(u, kindTools, step.items, cacheHint{})
+		if d.dirty["k"] != step.dirty {
+			t.Errorf("step %d: dirty = %v, want %v", i, d.dirty["k"], step.dirty)
+		}
+	}
+}

@@ -60,7 +60,8 @@ func (d *discoveryCache) flush() {
 	d.mu.Unlock()
 	for _, p := range todo {
 		if err := d.write(p.key, p.data); err != nil {
-			d.warnOnce(p.key, "discovery cache: cannot write a server's file; starts are not sped up for it (fix the directory's permissions, or set cache_dir)", "file", d.path(p.key), "err", err)
+			// Once per run: the cause is usually the directory, the same for all.
+			d.warnOnce(d.dir, "discovery cache: cannot write; starts are not sped up (fix the directory's permissions, set cache_dir, or say \"cache\": false)", "file", d.path(p.key), "err", err)
 		}
 	}
 }
