@@ -172,10 +172,36 @@ func (d *discoveryCache) startingInit(u *upstream) (initializeResult, bool) {
 }
 
 // covers reports whether a client's first request need not wait for u:
-// its initialize answer is cached.
+// its initialize answer is cached, and so are the lists it offers, at
+// least one of them, and none has expired. (A list no client asked for in
+// the last run is not known; it is not waited for, so as not to lose the
+// others: a client that asks for it gets the lists without u, and
+// list_changed when u is up, as without the cache.) Expired lists mean a
+// long pause: u is waited for, as on a cold start.
 func (d *discoveryCache) covers(u *upstream) bool {
-	_, ok := d.startingInit(u)
-	return ok
+	init, ok := d.startingInit(u)
+	if !ok {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.entries[d.keys[u]]
+	now := time.Now()
+	usable := 0
+	offered := 0
+	for k := range numKinds {
+		if _, ok := init.Capabilities[kinds[k].capability]; !ok {
+			continue
+		}
+		offered++
+		switch l := e.lists[k]; {
+		case l.usable(now):
+			usable++
+		case !l.fetched.IsZero():
+			return false
+		}
+	}
+	return usable > 0 || offered == 0
 }
 
 // cachedList answers list k for base from the cache, if base is still

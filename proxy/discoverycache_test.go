@@ -255,3 +255,42 @@ func TestDiscoveryStoreWritesOnChange(t *testing.T) {
 		}
 	}
 }
+
+// A client's first request waits for a server unless the cache can answer
+// for it: not when its lists have expired (a long pause), nor when none of
+// them is known.
+func TestDiscoveryCovers(t *testing.T) {
+	now := time.Now()
+	fresh := cachedList{items: json.RawMessage(`[]`), fetched: now, expires: now.Add(time.Hour)}
+	expired := cachedList{items: json.RawMessage(`[]`), fetched: now.Add(-2 * time.Hour), expires: now.Add(-time.Hour)}
+	toolsAndPrompts := json.RawMessage(`{"capabilities":{"tools":{},"prompts":{}}}`)
+	for _, tt := range []struct {
+		name   string
+		init   json.RawMessage
+		initAt time.Time
+		lists  [numKinds]cachedList
+		want   bool
+	}{
+		{"all fresh", toolsAndPrompts, now, [numKinds]cachedList{kindTools: fresh, kindPrompts: fresh}, true},
+		{"prompts never asked for", toolsAndPrompts, now, [numKinds]cachedList{kindTools: fresh}, true},
+		{"prompts expired", toolsAndPrompts, now, [numKinds]cachedList{kindTools: fresh, kindPrompts: expired}, false},
+		{"no list known", toolsAndPrompts, now, [numKinds]cachedList{}, false},
+		{"offers no list", json.RawMessage(`{"capabilities":{}}`), now, [numKinds]cachedList{}, true},
+		{"initialize expired", toolsAndPrompts, now.Add(-2 * time.Hour), [numKinds]cachedList{kindTools: fresh, kindPrompts: fresh}, false},
+		{"no initialize", nil, time.Time{}, [numKinds]cachedList{kindTools: fresh}, false},
+	} {
+		u := &upstream{name: "s"} // state: connecting
+		d := &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"},
+			entries: map[string]*discoveryEntry{"k": {init: tt.init, initAt: tt.initAt, lists: tt.lists}}}
+		if got := d.covers(u); got != tt.want {
+			t.Errorf("%s: covers = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	// Once the server's first attempt has ended, the cache answers nothing.
+	u := &upstream{name: "s", state: stateFailed}
+	d := &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"},
+		entries: map[string]*discoveryEntry{"k": {init: toolsAndPrompts, initAt: now, lists: [numKinds]cachedList{kindTools: fresh}}}}
+	if d.covers(u) {
+		t.Error("covers a server whose first attempt failed")
+	}
+}
