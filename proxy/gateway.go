@@ -457,7 +457,8 @@ type Tool struct {
 }
 
 // Tools asks every upstream for its tools and returns them merged, plus one
-// error per upstream that could not answer.
+// error per upstream that could not answer. For an upstream still starting,
+// the discovery cache answers, if it can (see Tool.Cached).
 func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 	var out []Tool
 	var errs []error
