@@ -81,6 +81,7 @@ type checkEntry struct {
 func runTools(args []string, stdout, stderr io.Writer) int {
 	fs, c := newFlagSet("mcpgate tools [flags]", "Connects to every upstream, asks each for its tools, and prints them\nas clients see them. Exits 1 if any server could not answer.", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	refresh := fs.Bool("refresh", false, "wait for every server and ask it, never the discovery cache (what they answer updates it)")
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
@@ -89,9 +90,20 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	g.Start()
-	<-g.Ready()
+	if *refresh {
+		<-g.Ready()
+	} else {
+		<-g.Warm() // a server still starting answers from the discovery cache
+	}
 	defer g.Close()
 	tools, errs := g.Tools(context.Background())
+	cachedNoted := map[string]bool{}
+	for _, t := range tools {
+		if !t.Cached.IsZero() && !cachedNoted[t.Server] {
+			cachedNoted[t.Server] = true
+			fmt.Fprintf(stderr, "mcpgate tools: %s: still starting; its tools are from the discovery cache, %v old (-refresh waits for it)\n", t.Server, time.Since(t.Cached).Round(time.Second))
+		}
+	}
 	if *asJSON {
 		type entry struct {
 			Name         string          `json:"name"`

@@ -40,6 +40,7 @@ type fakeSpec struct {
 	NoInitialize bool              `json:"no_initialize"`        // never answer initialize
 	BeforeInit   string            `json:"before_initialize"`    // legacy era: what a request before initialize gets: "" (served), "silence" (never answered), "exit" (the process exits 1)
 	InitWaitFile string            `json:"init_wait_for_file"`   // answer initialize only once this file exists
+	InitDelay    string            `json:"init_delay"`           // wait this long before answering initialize (a server slow to start, for benchmarks)
 	Garbage      bool              `json:"garbage"`              // write a non-JSON line before each answer
 	ListDelay    string            `json:"list_delay"`           // wait this long before answering tools/list
 	AskAtStart   *fakeAsk          `json:"ask_at_start"`         // send this request to the client once initialized
@@ -349,6 +350,9 @@ func (f *fake) serve(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage
 		}
 		if err := waitForFile(ctx, f.spec.InitWaitFile); err != nil {
 			return nil, err
+		}
+		if d, err := time.ParseDuration(f.spec.InitDelay); err == nil {
+			time.Sleep(d) // simulates a server slow to start (npx), for benchmarks
 		}
 		return f.initialize(), nil
 	case "ping":

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -189,6 +190,13 @@ func setup(c *commonFlags, stderr io.Writer, oneOff bool) (*proxy.Gateway, *conf
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
+	}
+	if !cfg.CacheOff && cfg.CacheDir == "" {
+		// Without a home (a service's minimal environment), no cache: it
+		// only speeds starts up.
+		if dir, err := os.UserCacheDir(); err == nil {
+			cfg.CacheDir = filepath.Join(dir, "mcpgate")
+		}
 	}
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff, Wardens: true})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,13 @@ var scriptCommands = map[string]func(){
 }
 
 func TestMain(m *testing.M) {
+	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
+		// The tests and benchmarks that start mcpgate themselves give it
+		// this environment: with the user's cache directory, they would
+		// write there, and a start after the first would be warm. (A
+		// relative XDG_CACHE_HOME is one os.UserCacheDir refuses.)
+		os.Setenv("XDG_CACHE_HOME", "no-default-cache-in-tests")
+	}
 	testscript.Main(m, scriptCommands)
 }
 
@@ -50,6 +58,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"envfile":        cmdEnvFile,
 	"rss-below":      cmdRSSBelow,
 	"signal-gateway": cmdSignalGateway,
+	"onefile":        cmdOneFile,
+	"killpid":        cmdKillPID,
+	"perm":           cmdPerm,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
@@ -81,6 +92,11 @@ func TestScripts(t *testing.T) {
 			// goroutines may report races): the scripts start hundreds.
 			// Races are still reported, and exit with status 66.
 			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// No discovery cache unless a script says where (cache_dir): the
+			// user's cache directory would be $HOME/.cache, outside the
+			// script, shared by every script. A relative XDG_CACHE_HOME is
+			// one os.UserCacheDir refuses.
+			e.Setenv("XDG_CACHE_HOME", "no-default-cache-in-scripts")
 			if os.Getenv("MCPGATE_INTEROP") == "1" {
 				// npm needs the user's home (its config, certificates, proxy).
 				for _, k := range []string{"HOME", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
@@ -246,6 +262,55 @@ func cmdTouch(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: touch FILE")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), nil, 0o644))
+}
+
+// cmdOneFile: onefile NAME PATTERN — sets $NAME to the one file that
+// matches the glob PATTERN (a file whose name the script cannot know, such
+// as a discovery cache file named by a hash); fails unless exactly one does.
+func cmdOneFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: onefile NAME PATTERN")
+	}
+	matches, err := filepath.Glob(ts.MkAbs(args[1]))
+	ts.Check(err)
+	if len(matches) != 1 {
+		ts.Fatalf("%s: %d files match, not one: %v", args[1], len(matches), matches)
+	}
+	ts.Setenv(args[0], matches[0])
+}
+
+// cmdKillPID: killpid PIDFILE — sends SIGKILL to the process whose pid is in
+// PIDFILE, waiting (up to 20s) for the file to hold one: a server that
+// dies at a moment the script chooses.
+func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: killpid PIDFILE")
+	}
+	var pid int
+	waitFor(ts, "a pid in "+args[0], func() bool {
+		data, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+}
+
+// cmdPerm: perm PATH MODE — succeeds if PATH's permission bits are MODE
+// (octal, such as 0600); with !, if they are not.
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: perm PATH MODE")
+	}
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := fi.Mode().Perm(); (got == os.FileMode(want)) == neg {
+		ts.Fatalf("%s: mode %#o, want %s%#o", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
 }
 
 // waitFor polls cond until it holds, failing the script after 20s: waiting

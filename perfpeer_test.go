@@ -115,6 +115,9 @@ func perfGateCommand(b *testing.B, variant string, servers []perfServer, gateCon
 	if gateConfig != "" {
 		config += ", " + gateConfig
 	}
+	if !strings.Contains(gateConfig, `"cache`) {
+		config += `, "cache": false` // every start cold, unless the benchmark is of the discovery cache
+	}
 	path := filepath.Join(b.TempDir(), "gate.json")
 	if err := os.WriteFile(path, []byte(config+"}"), 0o644); err != nil {
 		b.Fatal(err)

@@ -20,6 +20,14 @@ type Config struct {
 	// CacheTTL bounds how long a fetched list is reused for an upstream that
 	// promised list_changed notifications. Zero: DefaultCacheTTL.
 	CacheTTL time.Duration
+	// CacheOff turns the discovery cache off ("cache": false): no list or
+	// initialize answer is kept between runs.
+	CacheOff bool
+	// CacheDir is where the discovery cache keeps its files; a relative
+	// "cache_dir" is taken from the config file's directory. Empty: none
+	// configured (the program fills in the user's cache directory; a
+	// Gateway given none keeps no files).
+	CacheDir string
 	// StopGrace is how long each step of stopping an upstream waits: after
 	// closing its stdin, and after SIGTERM. Zero: DefaultStopGrace.
 	StopGrace time.Duration

@@ -198,3 +198,36 @@ func TestLoadNeverEchoesValues(t *testing.T) {
 		t.Errorf("the type problem does not name ${V}:\n%v", err)
 	}
 }
+
+func TestLoadCacheKeys(t *testing.T) {
+	servers := `"mcpServers": {"a": {"command": "a"}}`
+	for _, tt := range []struct {
+		keys    string
+		off     bool
+		dir     string
+		problem string
+	}{
+		{keys: ``},
+		{keys: `, "cache": false`, off: true},
+		{keys: `, "cache": true, "cache_dir": "cache"`, dir: "/etc/mcpgate/cache"},
+		{keys: `, "cache_dir": "/var/cache/gate"`, dir: "/var/cache/gate"},
+		{keys: `, "cache_dir": "${CACHE}"`, dir: "/c"},
+		{keys: `, "cache_dir": ""`, problem: `cache_dir: must not be empty`},
+		{keys: `, "cache": "no"`, problem: `cache: `},
+	} {
+		cfg, err := Load([]byte(`{`+servers+tt.keys+`}`), "/etc/mcpgate/gate.json", env(map[string]string{"CACHE": "/c"}))
+		if tt.problem != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.problem) {
+				t.Errorf("%s: err = %v, want %q", tt.keys, err, tt.problem)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.keys, err)
+			continue
+		}
+		if cfg.CacheOff != tt.off || cfg.CacheDir != tt.dir {
+			t.Errorf("%s: CacheOff, CacheDir = %v, %q; want %v, %q", tt.keys, cfg.CacheOff, cfg.CacheDir, tt.off, tt.dir)
+		}
+	}
+}

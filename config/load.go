@@ -60,7 +60,7 @@ type LookupFunc func(name string) (string, bool)
 
 // Keys mcpgate reads at the top level; any other top-level key belongs to
 // the client whose config this is, and is ignored.
-var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency", "cluster"}
+var topKeys = []string{"mcpServers", "servers", "namespace", "audit", "cache_ttl", "cache", "cache_dir", "shutdown_grace", "stop_grace", "max_backoff", "max_message_bytes", "page_size", "listen", "path", "allowed_origins", "allowed_hosts", "session_idle", "max_sessions", "auth", "policies", "pin", "start_concurrency", "cluster"}
 
 var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "max_timeout", "init_timeout", "disabled", "roots", "isolation", "max_instances", "idle_timeout", "tools", "prompts", "policies", "pin", "protocol", "max_concurrent", "max_queued"}
 
@@ -148,6 +148,14 @@ func (l *loader) load() *Config {
 			cfg.Servers = l.servers(m.Key, m.Value)
 		case "namespace":
 			l.decode(m.Key, m.Value, &cfg.Namespace)
+		case "cache":
+			on := true
+			l.decode(m.Key, m.Value, &on)
+			cfg.CacheOff = !on
+		case "cache_dir":
+			if cfg.CacheDir = l.str(m.Key, m.Value, true); cfg.CacheDir == "" {
+				l.addf(m.Key, `must not be empty (leave it out for the user's cache directory, or say "cache": false)`)
+			}
 		case "audit":
 			cfg.Audit = l.audit(m.Value)
 		case "cluster":
@@ -203,6 +211,9 @@ func (l *loader) load() *Config {
 	l.applyCluster(cfg)
 	if cfg.LockPath == "" {
 		cfg.LockPath = filepath.Join(filepath.Dir(l.file), "mcpgate.lock")
+	}
+	if cfg.CacheDir != "" && !filepath.IsAbs(cfg.CacheDir) {
+		cfg.CacheDir = filepath.Join(filepath.Dir(l.file), cfg.CacheDir)
 	}
 	cfg.SetDefaults()
 	cfg.Warnings = l.warnings

@@ -104,6 +104,7 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	f.items, hint, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
 	var dups string
 	if f.err == nil {
+		u.g.discovery.storeList(u, k, f.items, hint) // as the server sent it
 		f.items, dups = dropDuplicates(f.items)
 		if k == kindTools && u.mirrorsHeaders() {
 			f.items = u.dropInvalidHeaderTools(f.items)
@@ -287,6 +288,7 @@ type listResult struct {
 	up      *upstream // the configured server (for an isolated one, not the instance)
 	items   []item
 	hint    cacheHint // how long the items may be reused
+	cached  time.Time // when the discovery cache got the items; zero: live
 	err     error
 	skipped bool
 }
@@ -319,6 +321,9 @@ func (g *Gateway) fetchOne(ctx context.Context, base *upstream, k kind) listResu
 		_, err = u.connectionNoWait()
 	}
 	if err != nil {
+		if r, ok := g.cachedList(ctx, base, k); ok { // still starting: last run's answer
+			return r
+		}
 		return listResult{up: base, err: err}
 	}
 	if _, ok := u.capability(kinds[k].capability); !ok {

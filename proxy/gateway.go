@@ -102,6 +102,8 @@ type Gateway struct {
 	bgMu       sync.Mutex     // orders adding background work before Close waits for it
 	bgClosed   bool           // guarded by bgMu: no more background work
 	ready      chan struct{}  // closed when every first connection attempt ended
+	warm       chan struct{}  // closed when ready, or the discovery cache answers for the servers not
+	discovery  *discoveryCache
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
@@ -133,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		metrics:      newMetrics(),
 		starts:       newStartGate(cfg.StartConcurrency),
 		ready:        make(chan struct{}),
+		warm:         make(chan struct{}),
 		sessions:     map[*session]struct{}{},
 		elicitations: map[elicitationKey]elicitation{},
 		subs:         map[subKey]map[subscriber]string{},
@@ -167,6 +170,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, errors.New("no enabled servers in the config: nothing to serve")
 	}
 	set.names = newNameTable(cfg.Namespace, set.upstreams)
+	g.discovery = newDiscoveryCache(cfg, set.upstreams, g.log)
 	if cfg.Audit.Path != "" {
 		a, err := openAudit(cfg.Audit, g.log, g.redact)
 		if err != nil {
@@ -188,6 +192,7 @@ func (g *Gateway) Start() {
 	g.reloads.started = true
 	upstreams := g.live().upstreams
 	ready := make([]<-chan struct{}, 0, len(upstreams))
+	var warm []<-chan struct{} // what a client's first request waits for
 	reap := false
 	for _, u := range upstreams {
 		if u.isolatedBase() {
@@ -195,17 +200,26 @@ func (g *Gateway) Start() {
 			if g.probe {
 				if inst, err := u.instanceFor(nil); err == nil {
 					ready = append(ready, inst.ready)
+					warm = append(warm, inst.ready)
 				}
 			}
 			continue
 		}
 		ready = append(ready, u.ready)
+		if !g.discovery.covers(u) {
+			warm = append(warm, u.ready)
+		}
 		g.startSupervisor(u)
 	}
 	if reap {
 		g.startReaper()
 	}
+	g.goBackground(func() { g.discovery.run(g.ctx) })
 	go func() {
+		for _, r := range warm {
+			<-r
+		}
+		close(g.warm)
 		for _, r := range ready {
 			<-r
 		}
@@ -228,6 +242,12 @@ func (g *Gateway) AuditState() string { return g.audit.state() }
 
 // Ready is closed when every upstream's first connection attempt has ended.
 func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Warm is closed when the lists can be answered without waiting any
+// longer: every upstream's first connection attempt has ended, or its
+// answers are in the discovery cache (config "cache_dir"). A client's
+// first request waits (bounded) for it.
+func (g *Gateway) Warm() <-chan struct{} { return g.warm }
 
 // Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL to
 // its whole process group) and closes the audit trail.
@@ -421,10 +441,14 @@ type Tool struct {
 	Original    string          `json:"upstream_name"`
 	Description string          `json:"description,omitempty"`
 	Raw         json.RawMessage `json:"-"`
+	// Cached is when the discovery cache got the tool, if it comes from
+	// there (its server was still starting); zero: its server listed it now.
+	Cached time.Time `json:"-"`
 }
 
 // Tools asks every upstream for its tools and returns them merged, plus one
-// error per upstream that could not answer.
+// error per upstream that could not answer. For an upstream still starting,
+// the discovery cache answers, if it can (see Tool.Cached).
 func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 	var out []Tool
 	var errs []error
@@ -441,7 +465,7 @@ func (g *Gateway) Tools(ctx context.Context) ([]Tool, []error) {
 				Description string `json:"description"`
 			}
 			json.Unmarshal(it.raw, &d)
-			out = append(out, Tool{Name: g.live().names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw})
+			out = append(out, Tool{Name: g.live().names.exposed(kindTools, r.up, it.name), Server: r.up.name, Original: it.name, Description: d.Description, Raw: it.raw, Cached: r.cached})
 		}
 	}
 	return out, errs

@@ -53,7 +53,7 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 // answer to a client's opening request.
 func (g *Gateway) awaitStartup(ctx context.Context) error {
 	select {
-	case <-g.ready:
+	case <-g.warm:
 	case <-time.After(g.startupWait):
 	case <-ctx.Done():
 		return ctx.Err()
@@ -111,7 +111,9 @@ func (g *Gateway) capabilities() map[string]any {
 			offer("tools")
 			offer("prompts")
 			offer("resources")
-			continue
+			if init, ok = g.discovery.startingInit(u); !ok {
+				continue
+			}
 		}
 		for _, name := range []string{"tools", "prompts", "resources", "logging", "completions"} {
 			if _, ok := init.Capabilities[name]; ok {
@@ -143,6 +145,9 @@ func (g *Gateway) instructions() string {
 	var parts []string
 	for _, u := range g.live().upstreams {
 		init, connected := u.knownInit()
+		if !connected {
+			init, connected = g.discovery.startingInit(u)
+		}
 		instr := strings.TrimSpace(init.Instructions)
 		if connected && instr != "" {
 			parts = append(parts, fmt.Sprintf("## %s\n%s", u.name, instr))

@@ -21,6 +21,7 @@ func (u *upstream) listChanged(k kind) {
 		u.lists[kk].gen++
 	}
 	u.mu.Unlock()
+	u.g.discovery.forget(u, sameNotification(k)...)
 	u.changes[k].notify()
 }
 
@@ -100,6 +101,7 @@ func (u *upstream) audience() []*session {
 
 // upstreamGone tells clients that an upstream's items went away.
 func (g *Gateway) upstreamGone(u *upstream) {
+	g.discovery.forget(u) // what it lists when it comes back may differ
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
 		if _, known := g.live().names.items(k, u.base); known {
 			u.notifyListChanged(k)

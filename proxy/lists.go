@@ -52,6 +52,9 @@ func listHandler(k kind) func(*session, context.Context, json.RawMessage, *audit
 			res, _, _ = s.g.merge(k, results)
 		}
 		res = s.reportMissing(ctx, k, results, res)
+		if meta, ok := cachedMeta(results); ok {
+			res = setMeta(res, meta)
+		}
 		if modern {
 			res = s.g.finishOwnResult(res, hint)
 		}

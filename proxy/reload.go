@@ -118,6 +118,11 @@ func (g *Gateway) newConfigured(s config.Server, sp *serverPolicies) *upstream {
 // startSupervisor keeps u connected until the gateway closes or a reload
 // retires u (endSupervisor).
 func (g *Gateway) startSupervisor(u *upstream) {
+	// Under way before any request can look: a call routed by a cached
+	// name waits for this attempt, not fails as if it had failed.
+	u.mu.Lock()
+	u.attemptStarting()
+	u.mu.Unlock()
 	ctx, cancel := context.WithCancel(g.ctx)
 	u.endSupervisor, u.supervised = cancel, make(chan struct{})
 	g.starting.Add(1)

@@ -59,6 +59,8 @@ var restartSettings = []setting{
 	{"max_message_bytes", func(c *config.Config) any { return &c.MaxMessage }},
 	{"start_concurrency", func(c *config.Config) any { return &c.StartConcurrency }},
 	{"cluster", func(c *config.Config) any { return &c.Cluster }},
+	{"cache", func(c *config.Config) any { return &c.CacheOff }},
+	{"cache_dir", func(c *config.Config) any { return &c.CacheDir }},
 	{"listen", func(c *config.Config) any { return &c.HTTP.Listen }},
 	{"path", func(c *config.Config) any { return &c.HTTP.Path }},
 	{"allowed_origins", func(c *config.Config) any { return &c.HTTP.AllowedOrigins }},

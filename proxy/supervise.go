@@ -70,6 +70,9 @@ func (u *upstream) supervise(ctx context.Context) {
 		case <-u.ready:
 		default:
 			close(u.ready)
+			if err != nil {
+				u.g.withdrawCached(u)
+			}
 		}
 		if ctx.Err() != nil {
 			if w != nil {
@@ -271,9 +274,16 @@ func (u *upstream) fail(reason string) error {
 }
 
 // upstreamCame tells clients that a server's items may have appeared.
+// A list clients were given from the discovery cache is fetched again and
+// compared: they hear of it only if it differs.
 func (g *Gateway) upstreamCame(u *upstream) {
+	g.discovery.connected(u)
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {
-		if _, ok := u.capability(kinds[k].capability); ok {
+		_, offered := u.capability(kinds[k].capability)
+		switch served := g.discovery.takeServed(u, k); {
+		case offered && served:
+			u.changes[k].notify()
+		case offered || served:
 			u.notifyListChanged(k)
 		}
 	}
