@@ -161,12 +161,22 @@ func (c *commonFlags) loadConfig() (*config.Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	cfg, err := config.Load(data, path, os.LookupEnv)
-	if err == nil {
-		if w := writableWarning(path); w != "" {
-			cfg.Warnings = append(cfg.Warnings, w)
+	if err != nil {
+		return nil, err
+	}
+	if w := writableWarning(path); w != "" {
+		cfg.Warnings = append(cfg.Warnings, w)
+	}
+	// Here, not where the gateway is built: a reload loads the config
+	// again, and must find the same defaults.
+	if !cfg.CacheOff && cfg.CacheDir == "" {
+		// Without a home (a service's minimal environment), no cache: it
+		// only speeds starts up.
+		if dir, err := os.UserCacheDir(); err == nil {
+			cfg.CacheDir = filepath.Join(dir, "mcpgate")
 		}
 	}
-	return cfg, err
+	return cfg, nil
 }
 
 // setup loads the config and builds the gateway, reporting problems to
@@ -190,13 +200,6 @@ func setup(c *commonFlags, stderr io.Writer, oneOff bool) (*proxy.Gateway, *conf
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "mcpgate: warning: %s: %s\n", c.configPath(), w)
-	}
-	if !cfg.CacheOff && cfg.CacheDir == "" {
-		// Without a home (a service's minimal environment), no cache: it
-		// only speeds starts up.
-		if dir, err := os.UserCacheDir(); err == nil {
-			cfg.CacheDir = filepath.Join(dir, "mcpgate")
-		}
 	}
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, UpstreamStderr: upstreamOut, Version: version, Probe: oneOff, Wardens: true})
 	if err != nil {
