@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +142,37 @@ func TestReloadInvalidKeepsTheSet(t *testing.T) {
 	}
 	if g.live() != old {
 		t.Error("a refused reload replaced the live set")
+	}
+}
+
+// A reload keeps the cluster section in force, and with it the share of a
+// limit declared for the whole cluster: the new file's replica count does
+// not divide it meanwhile, and a cluster section new in the file cannot
+// make a single gateway enforce a share.
+func TestDiffConfigsKeepsClusterShares(t *testing.T) {
+	load := func(src string) *config.Config {
+		t.Helper()
+		cfg, err := config.Load([]byte(src), "gate.json", func(string) (string, bool) { return "0123456789abcdef0123456789abcdef", true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.SetDefaults()
+		return cfg
+	}
+	const limit = `"policies": [{"policy": "rate_limit", "per": "tool", "rate": 4, "burst": 4, "scope": "%s"}]`
+	inCluster := func(replicas int) *config.Config {
+		return load(fmt.Sprintf(`{"mcpServers": {"one": {"command": "o"}}, "cluster": {"replica": "a", "replicas": %d, "key": "${K}"}, `+limit+`}`, replicas, "cluster"))
+	}
+	_, run, err := diffConfigs(inCluster(2), inCluster(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Cluster.Replicas != 2 || run.Policies[0].Replicas != 2 {
+		t.Errorf("cluster kept at %d replicas, the limit shared by %d; want both 2 (the cluster section changes only at a restart)", run.Cluster.Replicas, run.Policies[0].Replicas)
+	}
+
+	single := load(fmt.Sprintf(`{"mcpServers": {"one": {"command": "o"}}, `+limit+`}`, "replica"))
+	if _, _, err := diffConfigs(single, inCluster(4)); err == nil || !strings.Contains(err.Error(), "policies[0].scope") {
+		t.Errorf("a cluster-wide limit with the cluster section new in the file: error %v, want one naming policies[0].scope", err)
 	}
 }

@@ -130,6 +130,9 @@ func diffConfigs(old, next *config.Config) (Changes, *config.Config, error) {
 			ch.Removed = append(ch.Removed, s.Name)
 		}
 	}
+	if err := keepClusterShares(&run, next.File); err != nil {
+		return Changes{}, nil, err
+	}
 	if n := len(run.Enabled()); !run.Namespace && n != 1 {
 		return Changes{}, nil, config.ErrorList{{File: next.File, Path: "namespace",
 			Msg: fmt.Sprintf("false stays in force until mcpgate restarts, and allows exactly one server, not %d: keep one server until then, or restart mcpgate", n)}}
@@ -159,4 +162,35 @@ func samePolicies(oldCfg *config.Config, was config.Server, cfg *config.Config, 
 	}
 	return same(oldCfg.EffectivePolicies(was), cfg.EffectivePolicies(s)) && oldCfg.EffectivePin(was) == cfg.EffectivePin(s) &&
 		same(was.Tools, s.Tools) && same(was.Prompts, s.Prompts)
+}
+
+// keepClusterShares gives the rate limits declared for the whole cluster
+// the share of the cluster section in force, which a reload keeps: the new
+// file's replica count must not divide a limit while the old one stands.
+func keepClusterShares(run *config.Config, file string) error {
+	var problems config.ErrorList
+	fix := func(list []config.Policy) []config.Policy {
+		list = append([]config.Policy(nil), list...) // shared with the loaded config
+		for i := range list {
+			p := &list[i]
+			if p.Scope != config.ScopeCluster {
+				continue
+			}
+			if run.Cluster.Replica == "" {
+				problems = append(problems, config.Problem{File: file, Path: p.Path + ".scope",
+					Msg: `"cluster" needs the cluster section, and one added to the config takes effect only when mcpgate restarts: restart mcpgate, or use "replica" until then`})
+				continue
+			}
+			p.Replicas = run.Cluster.Replicas
+		}
+		return list
+	}
+	run.Policies = fix(run.Policies)
+	for i := range run.Servers {
+		run.Servers[i].Policies = fix(run.Servers[i].Policies)
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	return nil
 }
