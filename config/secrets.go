@@ -55,7 +55,7 @@ func (s *secretSet) redactor() *redactor {
 		}
 		return pairs[i].old < pairs[j].old
 	})
-	r := &redactor{}
+	r := &redactor{names: s.names}
 	var args []string
 	for _, p := range pairs {
 		r.values = append(r.values, p.old)
@@ -67,6 +67,7 @@ func (s *secretSet) redactor() *redactor {
 }
 
 type redactor struct {
+	names    map[string]string // value → the variable shown for it (see secretSet)
 	values   []string // every form matched, to skip the replacer when none is there
 	shown    []string // what replaces each of values
 	replacer *strings.Replacer
@@ -127,4 +128,25 @@ func (c *Config) RedactCut(s string) string {
 		return s
 	}
 	return c.redactor.redactCut(s)
+}
+
+// AlsoHide makes c hide, beside its own values, every value old hides. A
+// config that replaces another while mcpgate runs takes it on: what the
+// servers started with the old values say may still be on its way, and a
+// value once a secret stays one after a reload or two. c's own variable
+// names win where both hold a value.
+func (c *Config) AlsoHide(old *Config) {
+	if c == nil || old == nil || old.redactor == nil {
+		return
+	}
+	var set secretSet
+	if c.redactor != nil {
+		for v, name := range c.redactor.names {
+			set.add(name, v)
+		}
+	}
+	for v, name := range old.redactor.names {
+		set.add(name, v)
+	}
+	c.redactor = set.redactor()
 }

@@ -193,6 +193,7 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 		return Changes{}, err
 	}
 
+	eff.AlsoHide(old.cfg) // every value since the start, however many reloads ago
 	set := newUpstreamSet(eff)
 	set.replaced = old.cfg
 	before := map[string]config.Server{}
