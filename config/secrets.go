@@ -68,8 +68,8 @@ func (s *secretSet) redactor() *redactor {
 
 type redactor struct {
 	names    map[string]string // value → the variable shown for it (see secretSet)
-	values   []string // every form matched, to skip the replacer when none is there
-	shown    []string // what replaces each of values
+	values   []string          // every form matched, to skip the replacer when none is there
+	shown    []string          // what replaces each of values
 	replacer *strings.Replacer
 }
 
