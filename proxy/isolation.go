@@ -225,12 +225,13 @@ func (base *upstream) idleInstances() []*upstream {
 	return idle
 }
 
-// busy reports whether a client request is in flight to u, a connection
-// attempt is under way (a request may be waiting for it), or a client is
+// busy reports whether a client request is in flight to u or waiting for
+// a place to be, a connection attempt is under way (a request may be
+// waiting for it), or a client is
 // subscribed to one of its resources.
 func (u *upstream) busy() bool {
 	u.mu.Lock()
-	busy := len(u.callers) > 0 || u.attempt != nil
+	busy := len(u.callers) > 0 || u.attempt != nil || u.queued.Load() > 0
 	u.mu.Unlock()
 	if busy {
 		return true

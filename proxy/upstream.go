@@ -56,7 +56,8 @@ type upstream struct {
 	restarts      int           // reconnections after the first connection
 	connectedOnce bool
 	lists         [numKinds]listCache
-	callers       []*caller // client sessions with a request in flight here, oldest first
+	callers       []*caller    // client sessions with a request in flight here, oldest first
+	queued        atomic.Int32 // requests waiting for a place among max_concurrent
 
 	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
 	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
@@ -204,27 +205,37 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	if err != nil {
 		return nil, err
 	}
-	sent := func(jsonrpc.ID) {}
 	if u.base != u {
 		u.touch()
 		defer u.touch()
 	}
+	// The deadline covers the whole request: waiting for a place among
+	// max_concurrent, for room in the outbox, the write, and the answer.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dl.start(func() { cancel(errDeadline) })
+	defer dl.stop()
+	u.queued.Add(1) // not idle while it waits (an instance's reaper)
+	release, err := u.acquirePlace(ctx, tctx, method)
+	u.queued.Add(-1)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// The connection as it is once the request has its place: the server
+	// may have been restarted while it waited.
+	if now, err := u.connectionNoWait(); err == nil {
+		w = now
+	}
+	// Only now is it a request in flight to the server: one still waiting
+	// for a place must not make a server's request to a client look as if
+	// it could be this session's (causeOf).
+	sent := func(jsonrpc.ID) {}
 	if r, ok := requestFrom(ctx); ok {
 		var done func()
 		sent, done = u.addCaller(r, dl)
 		defer done()
 	}
-	// The deadline covers the whole request: waiting for room in the
-	// outbox, the write, and the answer.
-	tctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	dl.start(func() { cancel(errDeadline) })
-	defer dl.stop()
-	release, err := u.acquirePlace(ctx, tctx, method)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
