@@ -46,7 +46,9 @@ func (s *startGate) enter(ctx context.Context) (func(), error) {
 
 // dialGated is dial once the gateway's start gate lets the start go.
 func (u *upstream) dialGated(ctx context.Context) (*wire, error) {
+	u.inGate.Store(true)
 	leave, err := u.g.starts.enter(ctx)
+	u.inGate.Store(false)
 	if err != nil {
 		return nil, errors.New("mcpgate is stopping")
 	}

@@ -58,6 +58,7 @@ type upstream struct {
 	lists         [numKinds]listCache
 	callers       []*caller    // client sessions with a request in flight here, oldest first
 	queued        atomic.Int32 // requests waiting for a place among max_concurrent
+	inGate        atomic.Bool  // its start waits for a place among start_concurrency
 
 	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
 	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
@@ -130,10 +131,24 @@ func (u *upstream) connectionCtx(ctx context.Context) (*wire, error) {
 	wait := u.attempt
 	u.mu.Unlock()
 	if wait != nil {
-		select {
-		case <-wait:
-		case <-ctx.Done():
-		case <-time.After(u.initTimeout() + time.Second):
+		limit := u.initTimeout() + time.Second
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+	waiting:
+		for {
+			select {
+			case <-wait:
+				break waiting
+			case <-ctx.Done():
+				break waiting
+			case <-timer.C:
+				if !u.inGate.Load() {
+					break waiting
+				}
+				// Its start waits for others' (start_concurrency): its
+				// init_timeout has not begun.
+				timer.Reset(limit)
+			}
 		}
 	}
 	u.mu.Lock()
