@@ -257,6 +257,12 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// SIGPIPE notified, such writes fail with EPIPE instead (see os/signal).
 	// Notify, not Ignore: an ignored signal stays ignored in the servers.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// SIGHUP reloads the config (reload.go). Caught from here, not once the
+	// gateway is built: one sent while mcpgate starts would end it (the
+	// default), and the file may have changed since it was read.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	// A client may also leave stderr open and never read it (logqueue.go).
 	logs := newLogQueue(stderr, logQueueBytes, logFlushGrace, c.lossReport(stderr))
 	defer logs.Close()
@@ -265,7 +271,7 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
-	reloads := startReloader(c, g, log, o.watch)
+	reloads := startReloader(c, g, log, o.watch, hup)
 	defer reloads.close()
 	if *metricsAddr != "" {
 		stopMetrics, err := serveMetrics(*metricsAddr, g, log, reloads)

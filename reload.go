@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -35,19 +33,16 @@ type reloader struct {
 	done sync.WaitGroup
 }
 
-// startReloader begins listening for SIGHUP at once, so that from here on
-// the signal reloads rather than ends mcpgate (its default), and polls the
-// file every watch (0: never). close ends both.
-func startReloader(c *commonFlags, g *proxy.Gateway, log *slog.Logger, watch time.Duration) *reloader {
+// startReloader reloads on every SIGHUP that hup (signal.Notify'd by the
+// caller) delivers, one that came while mcpgate started included, and polls
+// the file every watch (0: never). close ends both.
+func startReloader(c *commonFlags, g *proxy.Gateway, log *slog.Logger, watch time.Duration, hup <-chan os.Signal) *reloader {
 	r := &reloader{c: c, g: g, log: log}
 	ctx, stop := context.WithCancel(context.Background())
 	r.stop = stop
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	r.done.Add(1)
 	go func() {
 		defer r.done.Done()
-		defer signal.Stop(hup)
 		for {
 			select {
 			case <-hup:
