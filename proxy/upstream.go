@@ -120,7 +120,11 @@ func (u *upstream) connectionNoWait() (*wire, error) {
 
 func (u *upstream) connectionCtx(ctx context.Context) (*wire, error) {
 	u.mu.Lock()
-	if u.state == stateFailed && !u.kicked {
+	// A connection that has ended before the supervisor saw it (it is
+	// finding out why: the exit status) is a failed one already: wait for
+	// the next attempt, rather than fail on the dead connection.
+	dead := u.state == stateConnected && u.wire != nil && u.wire.ended()
+	if (u.state == stateFailed || dead) && !u.kicked {
 		u.kicked = true
 		select {
 		case u.kick <- struct{}{}:
@@ -154,6 +158,17 @@ func (u *upstream) connectionCtx(ctx context.Context) (*wire, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.connLocked()
+}
+
+// ended reports whether the connection has ended (the server exited or
+// closed its output), whether or not its supervisor has seen it yet.
+func (w *wire) ended() bool {
+	select {
+	case <-w.conn.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 func (u *upstream) connLocked() (*wire, error) {
