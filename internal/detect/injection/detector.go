@@ -2,7 +2,6 @@ package injection
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"sync"
 
@@ -68,7 +67,7 @@ func Default() *Detector { return defaultDetector() }
 
 func newDetector(enabled kindSet, definitions bool) *Detector {
 	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}}
-	for _, r := range rules {
+	for _, r := range phraseRules() {
 		if r.definitionsOnly && !definitions {
 			continue
 		}
@@ -85,7 +84,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 
 // specialToken matches chat-template special tokens: <|im_start|>,
 // <|endoftext|>, <|start_header_id|>... (full-width bars are folded).
-var specialToken = regexp.MustCompile(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
+var specialToken = lazyRegexp(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
 
 // scanner is the per-call scratch space, pooled.
 type scanner struct {
@@ -286,7 +285,7 @@ func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
 
 // addSpecialToken records a special token starting at b[i] ("<|").
 func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
-	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
+	loc := specialToken().FindIndex(b[i:min(len(b), i+48)])
 	if loc == nil || loc[0] != 0 {
 		return false
 	}
