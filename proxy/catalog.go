@@ -171,7 +171,11 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 		if h, ok := cacheHintOf(ms); ok {
 			hint = hint.and(h, page == 0)
 		}
-		items = append(items, pageItems...)
+		if items == nil {
+			items = pageItems // one page, the usual case: not copied
+		} else {
+			items = append(items, pageItems...)
+		}
 		if next == "" || next == cursor {
 			return items, hint, nil
 		}
