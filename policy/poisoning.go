@@ -22,8 +22,8 @@ import (
 // refuses calls to it. Resource and template definitions are not checked.
 type poisoning struct {
 	name     string
-	action   string // actionAudit or actionBlock
-	checker  *injection.Checker
+	action   string                    // actionAudit or actionBlock
+	checker  func() *injection.Checker // built on first use, as builtOnFirstScan
 	peers    peersCache
 	verdicts verdictCache
 }
@@ -40,11 +40,13 @@ func newPoisoning(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	checker := injection.DefaultChecker()
+	checker := injection.DefaultChecker
 	if spec.Kinds != nil {
-		if checker, err = injection.NewChecker(injection.Options{Disable: kindsLeftOut(spec.Kinds)}); err != nil {
+		c, err := injection.NewChecker(injection.Options{Disable: kindsLeftOut(spec.Kinds)})
+		if err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)
 		}
+		checker = func() *injection.Checker { return c }
 	}
 	return &poisoning{name: spec.Name, action: action, checker: checker}, nil
 }

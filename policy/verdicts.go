@@ -38,7 +38,7 @@ type verdict struct {
 
 // check returns the checker's findings in definition, remembered or made.
 // The findings are shared: callers only read them.
-func (v *verdictCache) check(c *injection.Checker, definition []byte, server string, peers *injection.Peers) ([]injection.DefinitionFinding, error) {
+func (v *verdictCache) check(checker func() *injection.Checker, definition []byte, server string, peers *injection.Peers) ([]injection.DefinitionFinding, error) {
 	key := verdictKey{server, sha256.Sum256(definition)}
 	v.mu.Lock()
 	got, ok := v.by[key]
@@ -47,7 +47,7 @@ func (v *verdictCache) check(c *injection.Checker, definition []byte, server str
 		return got.found, got.err
 	}
 	v.scans.Add(1)
-	found, err := c.Check(definition, server, peers)
+	found, err := checker().Check(definition, server, peers)
 	v.mu.Lock()
 	if v.by == nil || len(v.by) >= maxVerdicts {
 		v.by = make(map[verdictKey]verdict)
