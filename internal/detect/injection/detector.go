@@ -72,7 +72,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 			continue
 		}
 		d.rules = append(d.rules, r)
-		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
+		d.filters = append(d.filters, r.filter())
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))

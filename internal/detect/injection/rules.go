@@ -38,7 +38,15 @@ type rule struct {
 	extend func(b []byte, s, e int) (int, int)
 	// definitionsOnly rules run only for the Checker.
 	definitionsOnly bool
+
+	// prefixes is what a match can begin with, built once and shared by
+	// every detector that runs the rule (the text detector and the
+	// Checker): the sets are the larger part of a detector's memory.
+	prefixes func() *prefixFilter
 }
+
+// filter returns the rule's prefix filter (see prefixFilter).
+func (r *rule) filter() *prefixFilter { return r.prefixes() }
 
 // rx compiles a rule pattern, anchored at the start, where each ' ' stands
 // for one white-space character: the matching form has collapsed every run
@@ -80,6 +88,15 @@ const (
 // policy, and each warden (the same binary run again), never need them, and
 // compiling them costs milliseconds and megabytes.
 var phraseRules = sync.OnceValue(func() []*rule {
+	rs := allRules()
+	for _, r := range rs {
+		r.prefixes = sync.OnceValue(func() *prefixFilter { return newPrefixFilter(r.re.String()) })
+	}
+	return rs
+})
+
+// allRules builds the phrase rules (see phraseRules).
+func allRules() []*rule {
 	return []*rule{
 		// ---- instruction_override --------------------------------------
 		{ // "ignore (all) previous instructions", "disregard the above directions"
@@ -392,4 +409,4 @@ var phraseRules = sync.OnceValue(func() []*rule {
 			definitionsOnly: true,
 		},
 	}
-})
+}
