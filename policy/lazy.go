@@ -25,11 +25,14 @@ type warmer interface {
 // poisoning checker), so that the first list a client asks for does not
 // wait for them: a gateway calls it as it starts its servers, whose start
 // takes longer. Detectors of the other stages are still built when they
-// first scan.
-func (c Chain) Warm() {
+// first scan. It reports whether the chain has any such detector.
+func (c Chain) Warm() bool {
+	warmed := false
 	for _, p := range c {
 		if w, ok := p.(warmer); ok {
 			w.warm()
+			warmed = true
 		}
 	}
+	return warmed
 }
