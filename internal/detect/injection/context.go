@@ -139,11 +139,11 @@ func sentenceEndsAt(b []byte, i int) bool {
 var (
 	// describing cues: the sentence talks about attacks, detection or test
 	// material rather than giving orders.
-	describingCue = lazyRegexp(`\b(?:detect|flag|scan|block|catch|identif|classif|recogni[sz]|analy[sz]|filter|screen|guard|protect|defend|prevent|sanitiz|neutraliz|strip|remov|red[- ]team|label|scor|evaluat|inspect|audit|monitor|warn|mitigat|quot|explain|document|describ|look(?:s|ing)? for|search(?:es|ing)? for|attack|injection|jailbreak|phish|malicious|adversar|exploit|payload|threat|poison|mock|fixture|expected output|canned|illustrat|corpus|token|tag|marker|string|phrase|pattern|keyword|signature|special|risk)`)
+	describingCue = newLazyRegexp(`\b(?:detect|flag|scan|block|catch|identif|classif|recogni[sz]|analy[sz]|filter|screen|guard|protect|defend|prevent|sanitiz|neutraliz|strip|remov|red[- ]team|label|scor|evaluat|inspect|audit|monitor|warn|mitigat|quot|explain|document|describ|look(?:s|ing)? for|search(?:es|ing)? for|attack|injection|jailbreak|phish|malicious|adversar|exploit|payload|threat|poison|mock|fixture|expected output|canned|illustrat|corpus|token|tag|marker|string|phrase|pattern|keyword|signature|special|risk)`)
 	// example cues: what follows is an instance being shown.
-	exampleCue = lazyRegexp(`\b(?:such as|e\.g\.?|eg\.|i\.e\.?|for example|for instance|like|including|includes|include)\b`)
+	exampleCue = newLazyRegexp(`\b(?:such as|e\.g\.?|eg\.|i\.e\.?|for example|for instance|like|including|includes|include)\b`)
 	// label cues: "Sample response: <match>" presents the match as output.
-	labelCue = lazyRegexp(`\b(?:sample|example|mock|expected|typical|canned|dummy|fake|simulated|illustrative|hypothetical|test)\s(?:response|output|reply|answer|result|input|prompt|text|message|payload|string|attack|injection|title)s?\s?:\s?["']?$`)
+	labelCue = newLazyRegexp(`\b(?:sample|example|mock|expected|typical|canned|dummy|fake|simulated|illustrative|hypothetical|test)\s(?:response|output|reply|answer|result|input|prompt|text|message|payload|string|attack|injection|title)s?\s?:\s?["']?$`)
 )
 
 // framedAsExample reports whether the phrase at b[s:e] is quoted or given as
@@ -157,16 +157,16 @@ func framedAsExample(b []byte, s, e int) bool {
 	before := b[ss:s]
 	// Cheap tests first: this runs on every match, and a text full of
 	// injections is a text full of matches.
-	if bytes.IndexByte(before, ':') >= 0 && labelCue().Match(before) {
+	if bytes.IndexByte(before, ':') >= 0 && labelCue.Match(before) {
 		return true
 	}
 	if inReportingClause(before) {
 		return true
 	}
-	if !insideQuotes(before) && !exampleCue().Match(b[ss:e]) {
+	if !insideQuotes(before) && !exampleCue.Match(b[ss:e]) {
 		return false
 	}
-	return describingCue().Match(b[ss:min(len(b), e+40)])
+	return describingCue.Match(b[ss:min(len(b), e+40)])
 }
 
 // insideQuotes reports whether the text before a match leaves a quotation
@@ -380,11 +380,11 @@ func sinkIsNotSecretField(b []byte, s, e int) bool {
 // documentPlace matches what follows "the previous instructions" when they
 // are a document's ("... on the wiki", "... in the README"), not the
 // model's.
-var documentPlace = lazyRegexp(`^\s(?:on|in|for|from|of|about|at|inside|printed on|written on) (?:the|this|that|our|your|my|a) (?:[a-z]+ )?(?:wiki|page|website|site|readme|box|manual|docs?|documentation|recipe|form|sheet|ticket|email|letter|card|label|package|packaging|screen|installer|slide|notice|poster|sign|leaflet|guide|handout|bottle|machine|printer|device|intranet|portal|confluence|notion|binder|door|fridge)\b`)
+var documentPlace = newLazyRegexp(`^\s(?:on|in|for|from|of|about|at|inside|printed on|written on) (?:the|this|that|our|your|my|a) (?:[a-z]+ )?(?:wiki|page|website|site|readme|box|manual|docs?|documentation|recipe|form|sheet|ticket|email|letter|card|label|package|packaging|screen|installer|slide|notice|poster|sign|leaflet|guide|handout|bottle|machine|printer|device|intranet|portal|confluence|notion|binder|door|fridge)\b`)
 
 // notInADocument rejects "ignore the previous instructions on the wiki".
 func notInADocument(b []byte, s, e int) bool {
-	return !documentPlace().Match(b[e:min(len(b), e+60)])
+	return !documentPlace.Match(b[e:min(len(b), e+60)])
 }
 
 // knowAfter: what may follow "the user must not know" when it is about

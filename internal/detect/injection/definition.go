@@ -191,7 +191,7 @@ func (w *walker) check(text string, name bool) {
 	defer scanners.Put(s)
 	found := slices.Clone(w.c.d.scan(s, text))
 	if name && w.c.enabled.has(KindSecretAccess) {
-		if loc := secretParamName().FindStringIndex(strings.ToLower(text)); loc != nil {
+		if loc := secretParamName.FindStringIndex(strings.ToLower(text)); loc != nil {
 			found = append(found, rawFinding{Kind: KindSecretAccess, Start: loc[0], End: loc[1]})
 		}
 	}
@@ -214,9 +214,9 @@ func (w *walker) check(text string, name bool) {
 // secretParamName matches a parameter name that asks for a secret file's
 // contents (content_from_reading_ssh_id_rsa), not one that names a path to
 // a key (private_key_path).
-var secretParamName = lazyRegexp(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
+var secretParamName = newLazyRegexp(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
 
-var identifier = lazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+var identifier = newLazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 
 func (w *walker) pathString() string {
 	var b strings.Builder
@@ -224,7 +224,7 @@ func (w *walker) pathString() string {
 		switch {
 		case e.index >= 0:
 			b.WriteString("[" + strconv.Itoa(e.index) + "]")
-		case identifier().MatchString(e.key):
+		case identifier.MatchString(e.key):
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}

@@ -18,13 +18,15 @@ type Detector struct {
 	enabled     kindSet
 	definitions bool
 	rules       []*rule
-	filters     []*prefixFilter // per rule: what a match can begin with (nil: anything)
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
+	// unfiltered (tests only) tries every start, as if no rule had a
+	// prefix filter.
+	unfiltered bool
 }
 
 const triggerHintBits = 1 << 14
@@ -67,12 +69,11 @@ func Default() *Detector { return defaultDetector() }
 
 func newDetector(enabled kindSet, definitions bool) *Detector {
 	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}}
-	for _, r := range phraseRules() {
+	for _, r := range rules {
 		if r.definitionsOnly && !definitions {
 			continue
 		}
 		d.rules = append(d.rules, r)
-		d.filters = append(d.filters, r.filter())
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
@@ -84,7 +85,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 
 // specialToken matches chat-template special tokens: <|im_start|>,
 // <|endoftext|>, <|start_header_id|>... (full-width bars are folded).
-var specialToken = lazyRegexp(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
+var specialToken = newLazyRegexp(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
 
 // scanner is the per-call scratch space, pooled.
 type scanner struct {
@@ -244,7 +245,7 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 		return false // inside a recorded match, or tried from an earlier trigger
 	}
 	s.tried[ri] = p
-	if !d.filters[ri].admits(b[p:]) {
+	if !d.unfiltered && !d.rules[ri].filter().admits(b[p:]) {
 		return false
 	}
 	r := d.rules[ri]
@@ -285,7 +286,7 @@ func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
 
 // addSpecialToken records a special token starting at b[i] ("<|").
 func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
-	loc := specialToken().FindIndex(b[i:min(len(b), i+48)])
+	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
 	if loc == nil || loc[0] != 0 {
 		return false
 	}

@@ -24,7 +24,7 @@ const (
 // shellCommand matches, in decoded lower-case text, commands that have no
 // business hiding inside an encoding: download-and-run, reverse shells,
 // destructive or privilege-raising commands, interpreter one-liners.
-var shellCommand = lazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|c|fi)?sh\b` +
+var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|c|fi)?sh\b` +
 	`|/dev/(?:tcp|udp)/` +
 	`|\b(?:ba|z|k)?sh\s+-i\b` +
 	`|\bnc(?:at)?\s+(?:\S+\s+){0,3}-[a-z]*e\b` +
@@ -236,7 +236,7 @@ func (d *Detector) harmful(decoded []byte) bool {
 		}
 		lower[k] = c
 	}
-	if shellCommand().Match(lower) {
+	if shellCommand.Match(lower) {
 		return true
 	}
 	s := scanners.Get().(*scanner)
