@@ -14,25 +14,3 @@ type builtOnFirstScan func() detect.Detector
 func (b builtOnFirstScan) Scan(text string, dst []detect.Finding) []detect.Finding {
 	return b().Scan(text, dst)
 }
-
-// warmer is a policy whose detector is worth building before it is first
-// needed.
-type warmer interface {
-	warm()
-}
-
-// Warm builds the detectors that the chain's List-stage policies need (the
-// poisoning checker), so that the first list a client asks for does not
-// wait for them: a gateway calls it as it starts its servers, whose start
-// takes longer. Detectors of the other stages are still built when they
-// first scan. It reports whether the chain has any such detector.
-func (c Chain) Warm() bool {
-	warmed := false
-	for _, p := range c {
-		if w, ok := p.(warmer); ok {
-			w.warm()
-			warmed = true
-		}
-	}
-	return warmed
-}

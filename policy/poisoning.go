@@ -189,5 +189,3 @@ func (c *peersCache) get(server string, src map[string][]string) *injection.Peer
 func sameMap(a, b map[string][]string) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
-
-func (p *poisoning) warm() { p.checker() }

@@ -204,11 +204,6 @@ func (g *Gateway) Start() {
 			u.supervise(g.ctx)
 		}()
 	}
-	g.starting.Add(1)
-	go func() {
-		defer g.starting.Done()
-		g.warmPolicies()
-	}()
 	if reap {
 		g.starting.Add(1)
 		go func() {
