@@ -52,7 +52,7 @@ func newPoisoning(spec config.Policy, _ Env) (Policy, error) {
 }
 
 func (p *poisoning) Name() string    { return p.name }
-func (p *poisoning) Stages() []Stage { return []Stage{List} }
+func (p *poisoning) Stages() []Stage { return listStage }
 
 // maxReasonPlaces bounds how many places an audit reason lists.
 const maxReasonPlaces = 4

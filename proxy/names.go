@@ -39,6 +39,8 @@ type nameTable struct {
 	templates  []templateOwner                // resource templates, config order; replaced, never changed
 	generation [numKinds]uint64               // bumped each time a kind's table is rebuilt
 	merged     [numKinds]*mergedList          // the last merged list of each kind, when cached (mergecache.go)
+	peers      map[string][]string            // what peersOf made last, for generation peersGen of the tools' table
+	peersGen   uint64
 
 	returned map[*upstream]*uriMemory // URIs each upstream returned in results; the map is fixed at creation
 }
@@ -239,10 +241,16 @@ func splitPrefixed(name string, byName map[string]*upstream) (*upstream, string,
 // peersOf is every server's tools, by server, as far as they are known:
 // what a tool definition of up may shadow. up's own are in it too, so that
 // a definition naming its own server's tools is not taken for shadowing.
+// The map is made again only when a name changed (a new generation of the
+// tools' table), and is the same map until then: every server's fetch asks
+// for it, and its list policies know it by its identity. Nobody changes it.
 func (t *nameTable) peersOf(up *upstream) map[string][]string {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	peers := map[string][]string{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.peers != nil && t.peersGen == t.generation[kindTools] {
+		return t.peers
+	}
+	peers := make(map[string][]string, len(t.known[kindTools]))
 	for other, items := range t.known[kindTools] {
 		names := make([]string, len(items))
 		for i, it := range items {
@@ -250,5 +258,6 @@ func (t *nameTable) peersOf(up *upstream) map[string][]string {
 		}
 		peers[other.name] = names
 	}
+	t.peers, t.peersGen = peers, t.generation[kindTools]
 	return peers
 }
