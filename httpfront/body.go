@@ -84,7 +84,14 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	// The read deadline (set in ServeHTTP) stays on unless the whole body
 	// came in: what is left of a body that stalled or is too large must
 	// not hold the connection while net/http reads it.
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	// Read into one buffer of the announced size: io.ReadAll would start
+	// small and grow it several times.
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, int64(limit)+1)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, int64(limit)+1))
+	body := buf.Bytes()
 	if err != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/sse"
@@ -34,17 +35,25 @@ func (cw clientWriter) write(fn func() error) error {
 	return cw.rc.Flush()
 }
 
+// status and json write a whole answer, not flushed: net/http sends it,
+// headers and body in one write, as the handler returns (within the
+// deadline set here), with its length given and the connection kept for
+// the next request. A flush would make it chunked, and cost a second
+// write for the terminating chunk.
 func (cw clientWriter) status(code int) error {
-	return cw.write(func() error { cw.w.WriteHeader(code); return nil })
+	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	cw.w.WriteHeader(code)
+	return nil
 }
 
 func (cw clientWriter) json(code int, msg []byte) error {
-	return cw.write(func() error {
-		cw.w.Header().Set("Content-Type", "application/json")
-		cw.w.WriteHeader(code)
-		_, err := cw.w.Write(msg)
-		return err
-	})
+	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	h := cw.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	cw.w.WriteHeader(code)
+	_, err := cw.w.Write(msg)
+	return err
 }
 
 func (cw clientWriter) startEvents() error {

@@ -60,7 +60,7 @@ func newArgs(spec config.Policy, env Env) (Policy, error) {
 }
 
 func (p *argsPolicy) Name() string    { return p.name }
-func (p *argsPolicy) Stages() []Stage { return []Stage{Request} }
+func (p *argsPolicy) Stages() []Stage { return requestStage }
 
 // Finding kinds of the args policy: which check an argument failed.
 const (

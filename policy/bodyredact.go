@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/mcpgate/mcpgate/internal/detect"
 	"github.com/mcpgate/mcpgate/internal/detect/pii"
 	"github.com/mcpgate/mcpgate/internal/detect/secrets"
 )
@@ -51,8 +52,8 @@ func (c Chain) RedactBody(msg json.RawMessage) (json.RawMessage, error) {
 
 var defaultBodyRedactors = sync.OnceValue(func() []BodyRedactor {
 	return []BodyRedactor{
-		&textScan{det: secrets.Default(), redactsBodies: true},
-		&textScan{det: pii.Default(), redactsBodies: true},
+		&textScan{det: builtOnFirstScan(func() detect.Detector { return secrets.Default() }), redactsBodies: true},
+		&textScan{det: builtOnFirstScan(func() detect.Detector { return pii.Default() }), redactsBodies: true},
 	}
 })
 

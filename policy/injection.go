@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/detect"
 	"github.com/mcpgate/mcpgate/internal/detect/injection"
 )
 
@@ -38,7 +39,7 @@ func newInjection(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := injection.Default()
+	var det detect.Detector = builtOnFirstScan(func() detect.Detector { return injection.Default() })
 	if spec.Kinds != nil {
 		if det, err = injection.New(injection.Options{Disable: kindsLeftOut(spec.Kinds)}); err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)

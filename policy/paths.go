@@ -82,7 +82,7 @@ func newPaths(spec config.Policy, env Env) (Policy, error) {
 }
 
 func (p *pathsPolicy) Name() string    { return p.name }
-func (p *pathsPolicy) Stages() []Stage { return []Stage{Request} }
+func (p *pathsPolicy) Stages() []Stage { return requestStage }
 
 // pathFault is one refused value: which argument, and why.
 type pathFault struct {

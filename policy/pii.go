@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/detect"
 	"github.com/mcpgate/mcpgate/internal/detect/pii"
 )
 
@@ -27,7 +28,7 @@ func newPII(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := pii.Default()
+	var det detect.Detector = builtOnFirstScan(func() detect.Detector { return pii.Default() })
 	if spec.Kinds != nil || spec.AllIPs {
 		if det, err = pii.New(pii.Options{Kinds: spec.Kinds, AllIPs: spec.AllIPs}); err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -20,10 +21,11 @@ import (
 // withholds the definition: the gateway leaves it out of the list and
 // refuses calls to it. Resource and template definitions are not checked.
 type poisoning struct {
-	name    string
-	action  string // actionAudit or actionBlock
-	checker *injection.Checker
-	peers   peersCache
+	name     string
+	action   string                    // actionAudit or actionBlock
+	checker  func() *injection.Checker // built on first use, as builtOnFirstScan
+	peers    peersCache
+	verdicts verdictCache
 }
 
 func newPoisoning(spec config.Policy, _ Env) (Policy, error) {
@@ -38,17 +40,19 @@ func newPoisoning(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	checker := injection.DefaultChecker()
+	checker := injection.DefaultChecker
 	if spec.Kinds != nil {
-		if checker, err = injection.NewChecker(injection.Options{Disable: kindsLeftOut(spec.Kinds)}); err != nil {
+		c, err := injection.NewChecker(injection.Options{Disable: kindsLeftOut(spec.Kinds)})
+		if err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)
 		}
+		checker = func() *injection.Checker { return c }
 	}
 	return &poisoning{name: spec.Name, action: action, checker: checker}, nil
 }
 
 func (p *poisoning) Name() string    { return p.name }
-func (p *poisoning) Stages() []Stage { return []Stage{List} }
+func (p *poisoning) Stages() []Stage { return listStage }
 
 // maxReasonPlaces bounds how many places an audit reason lists.
 const maxReasonPlaces = 4
@@ -61,7 +65,7 @@ func (p *poisoning) Decide(_ context.Context, in *Input) Decision {
 	if in.Kind == "tool" && in.Peers != nil {
 		peers = p.peers.get(in.Server, in.Peers)
 	}
-	found, err := p.checker.Check(in.Message, in.Server, peers)
+	found, err := p.verdicts.check(p.checker, in.Message, in.Server, peers)
 	if err != nil {
 		// The checker's error names the problem, not the text.
 		if p.action == actionBlock {
@@ -142,31 +146,46 @@ func placeOf(f injection.DefinitionFinding) string {
 
 // peersCache keeps, per server, the index the checker needs of the other
 // servers' tools: Input.Peers is the same for every tool of one list, and
-// indexing it for each would cost the list's length squared.
+// indexing it for each would cost the list's length squared. The same map
+// is known by its identity; another one (the next fetch's) is compared
+// once, and when it holds the same tools the index is kept, so that the
+// verdicts made with it stay good.
 type peersCache struct {
 	mu sync.Mutex
 	by map[string]peersEntry // by server; config servers only, so bounded
 }
 
 type peersEntry struct {
-	src   map[string][]string // a copy of the Input.Peers it was built from
+	src   map[string][]string // the Input.Peers it was last asked with: kept, so its address is not reused
+	same  map[string][]string // a copy of what it was built from
 	peers *injection.Peers
 }
 
 func (c *peersCache) get(server string, src map[string][]string) *injection.Peers {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.by[server]; ok && maps.EqualFunc(e.src, src, slices.Equal) {
+	e, ok := c.by[server]
+	if ok && sameMap(e.src, src) {
 		return e.peers
 	}
 	if c.by == nil {
 		c.by = map[string]peersEntry{}
 	}
+	if ok && maps.EqualFunc(e.same, src, slices.Equal) {
+		e.src = src
+		c.by[server] = e
+		return e.peers
+	}
 	cp := make(map[string][]string, len(src))
 	for k, v := range src {
 		cp[k] = slices.Clone(v)
 	}
-	e := peersEntry{src: cp, peers: injection.NewPeers(cp)}
+	e = peersEntry{src: src, same: cp, peers: injection.NewPeers(cp)}
 	c.by[server] = e
 	return e.peers
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string][]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

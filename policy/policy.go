@@ -148,6 +148,14 @@ type Record struct {
 // Chain is the policies that apply to one server, in order.
 type Chain []Policy
 
+// The stages of the policies that act on one, shared: Stages is asked for
+// every message, and a new slice each time would be an allocation each.
+// Nobody changes them.
+var (
+	requestStage = []Stage{Request}
+	listStage    = []Stage{List}
+)
+
 // Run runs the chain on in: each policy sees the message as the ones
 // before it left it, and the first Deny ends the run. It returns the
 // message to go on with (in.Message when nothing changed), the records of
@@ -156,13 +164,17 @@ type Chain []Policy
 func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *Record) {
 	msg := in.Message
 	var records []Record
+	var step *Input // what each policy is given: in, with the message as the policies before left it
 	for _, p := range c {
 		if !acts(p, in.Stage) {
 			continue
 		}
-		step := *in
+		if step == nil {
+			step = new(Input) // one for the run, not one per policy
+		}
+		*step = *in
 		step.Message = msg
-		d := p.Decide(ctx, &step)
+		d := p.Decide(ctx, step)
 		if d.Action == Allow {
 			continue
 		}

@@ -102,7 +102,7 @@ func newRateLimit(spec config.Policy, env Env) (Policy, error) {
 }
 
 func (p *rateLimitPolicy) Name() string    { return p.name }
-func (p *rateLimitPolicy) Stages() []Stage { return []Stage{Request} }
+func (p *rateLimitPolicy) Stages() []Stage { return requestStage }
 
 func (p *rateLimitPolicy) Decide(ctx context.Context, in *Input) Decision {
 	if in.Stage != Request {

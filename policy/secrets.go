@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/detect"
 	"github.com/mcpgate/mcpgate/internal/detect/secrets"
 )
 
@@ -38,7 +39,7 @@ func newSecrets(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := secrets.Default()
+	var det detect.Detector = builtOnFirstScan(func() detect.Detector { return secrets.Default() })
 	if spec.Kinds != nil || spec.HighEntropy {
 		if det, err = secrets.New(secrets.Options{Kinds: spec.Kinds, HighEntropy: spec.HighEntropy}); err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)

@@ -41,6 +41,11 @@ func readCacheHint(result json.RawMessage) (cacheHint, bool) {
 	if err != nil {
 		return cacheHint{}, false
 	}
+	return cacheHintOf(ms)
+}
+
+// cacheHintOf is readCacheHint on a result already split.
+func cacheHintOf(ms rawjson.MemberList) (cacheHint, bool) {
 	rawTTL, ok := ms.Get("ttlMs")
 	if !ok {
 		return cacheHint{}, false

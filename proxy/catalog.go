@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -158,14 +159,24 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 		if err != nil {
 			return nil, hint, err
 		}
-		pageItems, next, err := parseListPage(raw, k)
+		// The result is split once, for its items and its cache hint: on a
+		// list of thousands of tools each pass over it counts.
+		ms, err := rawjson.SplitValid(raw)
 		if err != nil {
 			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
 		}
-		if h, ok := readCacheHint(raw); ok {
+		pageItems, next, err := parseListMembers(ms, k)
+		if err != nil {
+			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+		}
+		if h, ok := cacheHintOf(ms); ok {
 			hint = hint.and(h, page == 0)
 		}
-		items = append(items, pageItems...)
+		if items == nil {
+			items = pageItems // one page, the usual case: not copied
+		} else {
+			items = append(items, pageItems...)
+		}
 		if next == "" || next == cursor {
 			return items, hint, nil
 		}
@@ -215,14 +226,20 @@ func dropDuplicates(items []item) ([]item, string) {
 // the connection has already validated, so it is split without validating
 // it again: on a list of thousands of tools that is most of the cost.
 func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
-	info := kinds[k]
 	ms, err := rawjson.SplitValid(raw)
 	if err != nil {
 		return nil, "", err
 	}
+	return parseListMembers(ms, k)
+}
+
+// parseListMembers is parseListPage on a result already split.
+func parseListMembers(ms rawjson.MemberList, k kind) ([]item, string, error) {
+	info := kinds[k]
 	var next string
 	if c, ok := ms.Get("nextCursor"); ok && string(c) != "null" {
-		if err := json.Unmarshal(c, &next); err != nil {
+		var err error
+		if next, err = stringValue(c); err != nil {
 			return nil, "", fmt.Errorf("nextCursor: %v", err)
 		}
 	}
@@ -242,7 +259,10 @@ func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 		}
 		nameRaw, ok := im.Get(info.nameKey)
 		var name string
-		if !ok || json.Unmarshal(nameRaw, &name) != nil || name == "" {
+		if ok {
+			name, err = stringValue(nameRaw)
+		}
+		if !ok || err != nil || name == "" {
 			return nil, "", fmt.Errorf("%s[%d]: %q must be a non-empty string", info.key, i, info.nameKey)
 		}
 		it := item{name: name, raw: r, members: im}
@@ -252,6 +272,16 @@ func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 		items = append(items, it)
 	}
 	return items, next, nil
+}
+
+// stringValue reads a JSON string from valid JSON; anything else is an
+// error. (rawjson.Unquote decodes without reflection, but takes any
+// literal: a number is refused here first.)
+func stringValue(raw json.RawMessage) (string, error) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", errors.New("not a string")
+	}
+	return rawjson.Unquote(raw)
 }
 
 // shownName is the item's name as clients see it, before the prefix.
@@ -337,7 +367,12 @@ func (g *Gateway) fetchOne(ctx context.Context, base *upstream, k kind) listResu
 // config order, each renamed to its exposed name. Nothing else in an item is
 // touched. It also returns which servers answered and which failed.
 func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string, []error) {
+	nt := g.live().names // one table for the whole merge, whatever a reload does meanwhile
+	if m, ok := nt.cachedMerge(k, results); ok {
+		return m.out, m.servers, nil
+	}
 	info := kinds[k]
+	exposedOf, names := nt.exposedNames(k)
 	size := 64
 	for _, r := range results {
 		for _, it := range r.items {
@@ -361,18 +396,35 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 		}
 		servers = append(servers, r.up.name)
 		for _, it := range r.items {
-			exposed := g.live().names.exposed(k, r.up, it.name)
+			exposed, ok := exposedOf[route{r.up, it.name}]
+			if !ok {
+				exposed = nt.expose(k, r.up.name, it.name)
+			}
 			if !first {
 				out = append(out, ',')
 			}
 			first = false
-			if exposed == it.name {
-				out = append(out, it.raw...)
-			} else {
-				out = it.members.AppendReplaced(out, it.raw, info.nameKey, quote(exposed))
-			}
+			out = appendExposed(out, it, info.nameKey, exposed)
 		}
 	}
 	out = append(out, "]}"...)
+	if errs == nil {
+		nt.keepMerged(k, names, results, out, servers)
+	}
 	return out, servers, errs
+}
+
+// appendExposed appends an item with its name member set to exposed.
+func appendExposed(out []byte, it item, nameKey, exposed string) []byte {
+	if exposed == it.name {
+		return append(out, it.raw...)
+	}
+	for _, m := range it.members {
+		if m.Key == nameKey {
+			out = append(out, it.raw[:m.Start]...)
+			out = rawjson.AppendString(out, exposed)
+			return append(out, it.raw[m.Start+len(m.Value):]...)
+		}
+	}
+	return it.members.AppendReplaced(out, it.raw, nameKey, quote(exposed))
 }

@@ -37,6 +37,10 @@ type nameTable struct {
 	byOriginal [numKinds]map[string][]route   // upstream's own name → routes
 	uiURIs     map[string][]route             // MCP Apps UI resources named by tools
 	templates  []templateOwner                // resource templates, config order; replaced, never changed
+	generation [numKinds]uint64               // bumped each time a kind's table is rebuilt
+	merged     [numKinds]*mergedList          // the last merged list of each kind, when cached (mergecache.go)
+	peers      map[string][]string            // what peersOf made last, for generation peersGen of the tools' table
+	peersGen   uint64
 
 	returned map[*upstream]*uriMemory // URIs each upstream returned in results; the map is fixed at creation
 }
@@ -55,20 +59,34 @@ func newNameTable(namespace bool, order []*upstream) *nameTable {
 	return t
 }
 
-// update records fresh lists and rebuilds the kind's table. An upstream
-// whose fetch failed keeps its last known names, so a call to it gets
-// "unavailable: why" rather than "unknown tool".
+// update records fresh lists and rebuilds the kind's table, when a name in
+// it changed: most fetches bring back the names of the last one (only a
+// description or a schema may differ), and rebuilding the table of a
+// list of thousands for nothing would cost as much as parsing it. An
+// upstream whose fetch failed keeps its last known names, so a call to it
+// gets "unavailable: why" rather than "unknown tool".
 func (t *nameTable) update(k kind, results []listResult) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	changed := false
 	for _, r := range results {
 		if r.err == nil && !r.skipped {
+			before, known := t.known[k][r.up]
+			changed = changed || !known || !sameNames(before, r.items)
 			t.known[k][r.up] = r.items
 		}
 	}
-	exposedTo := map[string]route{}
-	exposedOf := map[route]string{}
-	byOriginal := map[string][]route{}
+	if !changed {
+		return
+	}
+	t.generation[k]++
+	size := 0
+	for _, up := range t.order {
+		size += len(t.known[k][up])
+	}
+	exposedTo := make(map[string]route, size)
+	exposedOf := make(map[route]string, size)
+	byOriginal := make(map[string][]route, size)
 	uiURIs := map[string][]route{}
 	for _, up := range t.order {
 		for _, it := range t.known[k][up] {
@@ -101,6 +119,20 @@ func (t *nameTable) update(k kind, results []listResult) {
 	case kindTemplates:
 		t.templates = compileTemplates(t.order, t.known[k])
 	}
+}
+
+// sameNames reports whether two lists of one upstream give the table the
+// same entries: the same names, shown names and UI resources, in order.
+func sameNames(a, b []item) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].name != b[i].name || a[i].shown != b[i].shown || a[i].uiURI != b[i].uiURI {
+			return false
+		}
+	}
+	return true
 }
 
 // expose is the name a client sees for an upstream's item, before any
@@ -209,10 +241,16 @@ func splitPrefixed(name string, byName map[string]*upstream) (*upstream, string,
 // peersOf is every server's tools, by server, as far as they are known:
 // what a tool definition of up may shadow. up's own are in it too, so that
 // a definition naming its own server's tools is not taken for shadowing.
+// The map is made again only when a name changed (a new generation of the
+// tools' table), and is the same map until then: every server's fetch asks
+// for it, and its list policies know it by its identity. Nobody changes it.
 func (t *nameTable) peersOf(up *upstream) map[string][]string {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	peers := map[string][]string{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.peers != nil && t.peersGen == t.generation[kindTools] {
+		return t.peers
+	}
+	peers := make(map[string][]string, len(t.known[kindTools]))
 	for other, items := range t.known[kindTools] {
 		names := make([]string, len(items))
 		for i, it := range items {
@@ -220,5 +258,6 @@ func (t *nameTable) peersOf(up *upstream) map[string][]string {
 		}
 		peers[other.name] = names
 	}
+	t.peers, t.peersGen = peers, t.generation[kindTools]
 	return peers
 }

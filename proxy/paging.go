@@ -125,17 +125,26 @@ func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.
 
 // mergeItems is merge for paging: the exposed items one by one.
 func (g *Gateway) mergeItems(k kind, results []listResult) []json.RawMessage {
-	var items []json.RawMessage
+	nt := g.live().names
+	exposedOf, _ := nt.exposedNames(k)
+	n := 0
+	for _, r := range results {
+		n += len(r.items)
+	}
+	items := make([]json.RawMessage, 0, n)
 	for _, r := range results {
 		if r.err != nil {
 			continue
 		}
 		for _, it := range r.items {
-			exposed := g.live().names.exposed(k, r.up, it.name)
+			exposed, ok := exposedOf[route{r.up, it.name}]
+			if !ok {
+				exposed = nt.expose(k, r.up.name, it.name)
+			}
 			if exposed == it.name {
 				items = append(items, it.raw)
 			} else {
-				items = append(items, it.members.Replace(it.raw, kinds[k].nameKey, quote(exposed)))
+				items = append(items, appendExposed(make([]byte, 0, len(it.raw)+len(exposed)), it, kinds[k].nameKey, exposed))
 			}
 		}
 	}

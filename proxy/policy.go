@@ -199,13 +199,17 @@ func (base *upstream) withheldItem(k kind, name string) (withheld, bool) {
 // the decisions go to the audit trail and the metrics once per fetch.
 func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) []item {
 	sp := u.base.policies.Load()
-	if sp == nil || (sp.filters[k] == nil && !sp.chain.Acts(policy.List) && (sp.lock == nil || pinKind(k) == "")) {
+	if sp == nil {
+		return items
+	}
+	chained := sp.chain.Acts(policy.List)
+	if sp.filters[k] == nil && !chained && (sp.lock == nil || pinKind(k) == "") {
 		return items
 	}
 	var records []policy.Record
 	held := map[string]withheld{}
 	var peers map[string][]string
-	if k == kindTools && sp.chain.Acts(policy.List) {
+	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
 	out := items[:0:0]
@@ -221,7 +225,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			}
 			it = describe(it, f, kinds[k].nameKey)
 		}
-		if sp.chain.Acts(policy.List) {
+		if chained {
 			in := &policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.live().names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
 			msg, recs, denied := sp.chain.Run(ctx, in)
 			records = append(records, recs...)

@@ -19,7 +19,7 @@ type Finding struct {
 // Start; findings do not overlap (where two rules match the same bytes, the
 // detector keeps one). It must be safe for concurrent use, must not keep
 // text, and must not compile anything per call: rules are compiled once,
-// when the detector is built. Most texts contain nothing: a detector should
+// when the detector is built or when a rule is first needed. Most texts contain nothing: a detector should
 // reject them with a cheap prefilter (keywords, character classes) before
 // running any regular expression.
 type Detector interface {

@@ -2,7 +2,6 @@ package injection
 
 import (
 	"bytes"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -140,11 +139,11 @@ func sentenceEndsAt(b []byte, i int) bool {
 var (
 	// describing cues: the sentence talks about attacks, detection or test
 	// material rather than giving orders.
-	describingCue = regexp.MustCompile(`\b(?:detect|flag|scan|block|catch|identif|classif|recogni[sz]|analy[sz]|filter|screen|guard|protect|defend|prevent|sanitiz|neutraliz|strip|remov|red[- ]team|label|scor|evaluat|inspect|audit|monitor|warn|mitigat|quot|explain|document|describ|look(?:s|ing)? for|search(?:es|ing)? for|attack|injection|jailbreak|phish|malicious|adversar|exploit|payload|threat|poison|mock|fixture|expected output|canned|illustrat|corpus|token|tag|marker|string|phrase|pattern|keyword|signature|special|risk)`)
+	describingCue = newLazyRegexp(`\b(?:detect|flag|scan|block|catch|identif|classif|recogni[sz]|analy[sz]|filter|screen|guard|protect|defend|prevent|sanitiz|neutraliz|strip|remov|red[- ]team|label|scor|evaluat|inspect|audit|monitor|warn|mitigat|quot|explain|document|describ|look(?:s|ing)? for|search(?:es|ing)? for|attack|injection|jailbreak|phish|malicious|adversar|exploit|payload|threat|poison|mock|fixture|expected output|canned|illustrat|corpus|token|tag|marker|string|phrase|pattern|keyword|signature|special|risk)`)
 	// example cues: what follows is an instance being shown.
-	exampleCue = regexp.MustCompile(`\b(?:such as|e\.g\.?|eg\.|i\.e\.?|for example|for instance|like|including|includes|include)\b`)
+	exampleCue = newLazyRegexp(`\b(?:such as|e\.g\.?|eg\.|i\.e\.?|for example|for instance|like|including|includes|include)\b`)
 	// label cues: "Sample response: <match>" presents the match as output.
-	labelCue = regexp.MustCompile(`\b(?:sample|example|mock|expected|typical|canned|dummy|fake|simulated|illustrative|hypothetical|test)\s(?:response|output|reply|answer|result|input|prompt|text|message|payload|string|attack|injection|title)s?\s?:\s?["']?$`)
+	labelCue = newLazyRegexp(`\b(?:sample|example|mock|expected|typical|canned|dummy|fake|simulated|illustrative|hypothetical|test)\s(?:response|output|reply|answer|result|input|prompt|text|message|payload|string|attack|injection|title)s?\s?:\s?["']?$`)
 )
 
 // framedAsExample reports whether the phrase at b[s:e] is quoted or given as
@@ -381,7 +380,7 @@ func sinkIsNotSecretField(b []byte, s, e int) bool {
 // documentPlace matches what follows "the previous instructions" when they
 // are a document's ("... on the wiki", "... in the README"), not the
 // model's.
-var documentPlace = regexp.MustCompile(`^\s(?:on|in|for|from|of|about|at|inside|printed on|written on) (?:the|this|that|our|your|my|a) (?:[a-z]+ )?(?:wiki|page|website|site|readme|box|manual|docs?|documentation|recipe|form|sheet|ticket|email|letter|card|label|package|packaging|screen|installer|slide|notice|poster|sign|leaflet|guide|handout|bottle|machine|printer|device|intranet|portal|confluence|notion|binder|door|fridge)\b`)
+var documentPlace = newLazyRegexp(`^\s(?:on|in|for|from|of|about|at|inside|printed on|written on) (?:the|this|that|our|your|my|a) (?:[a-z]+ )?(?:wiki|page|website|site|readme|box|manual|docs?|documentation|recipe|form|sheet|ticket|email|letter|card|label|package|packaging|screen|installer|slide|notice|poster|sign|leaflet|guide|handout|bottle|machine|printer|device|intranet|portal|confluence|notion|binder|door|fridge)\b`)
 
 // notInADocument rejects "ignore the previous instructions on the wiki".
 func notInADocument(b []byte, s, e int) bool {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -215,9 +214,9 @@ func (w *walker) check(text string, name bool) {
 // secretParamName matches a parameter name that asks for a secret file's
 // contents (content_from_reading_ssh_id_rsa), not one that names a path to
 // a key (private_key_path).
-var secretParamName = regexp.MustCompile(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
+var secretParamName = newLazyRegexp(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
 
-var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+var identifier = newLazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 
 func (w *walker) pathString() string {
 	var b strings.Builder

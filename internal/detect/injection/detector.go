@@ -2,7 +2,6 @@ package injection
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"sync"
 
@@ -19,13 +18,15 @@ type Detector struct {
 	enabled     kindSet
 	definitions bool
 	rules       []*rule
-	filters     []*prefixFilter // per rule: what a match can begin with (nil: anything)
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
+	// unfiltered (tests only) tries every start, as if no rule had a
+	// prefix filter.
+	unfiltered bool
 }
 
 const triggerHintBits = 1 << 14
@@ -73,7 +74,6 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 			continue
 		}
 		d.rules = append(d.rules, r)
-		d.filters = append(d.filters, newPrefixFilter(r.re.String()))
 		for _, t := range r.triggers {
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
@@ -85,7 +85,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 
 // specialToken matches chat-template special tokens: <|im_start|>,
 // <|endoftext|>, <|start_header_id|>... (full-width bars are folded).
-var specialToken = regexp.MustCompile(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
+var specialToken = newLazyRegexp(`^<\| ?[a-z][a-z0-9_.-]{1,40} ?\|>`)
 
 // scanner is the per-call scratch space, pooled.
 type scanner struct {
@@ -245,7 +245,7 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 		return false // inside a recorded match, or tried from an earlier trigger
 	}
 	s.tried[ri] = p
-	if !d.filters[ri].admits(b[p:]) {
+	if !d.unfiltered && !d.rules[ri].filter().admits(b[p:]) {
 		return false
 	}
 	r := d.rules[ri]

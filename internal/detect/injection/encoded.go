@@ -3,7 +3,6 @@ package injection
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"regexp"
 )
 
 // Encoded payloads. Text is cut into tokens at white space, quotes and
@@ -25,7 +24,7 @@ const (
 // shellCommand matches, in decoded lower-case text, commands that have no
 // business hiding inside an encoding: download-and-run, reverse shells,
 // destructive or privilege-raising commands, interpreter one-liners.
-var shellCommand = regexp.MustCompile(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|c|fi)?sh\b` +
+var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|c|fi)?sh\b` +
 	`|/dev/(?:tcp|udp)/` +
 	`|\b(?:ba|z|k)?sh\s+-i\b` +
 	`|\bnc(?:at)?\s+(?:\S+\s+){0,3}-[a-z]*e\b` +

@@ -1,7 +1,6 @@
 package injection
 
 import (
-	"cmp"
 	"encoding/binary"
 	"regexp/syntax"
 	"slices"
@@ -103,12 +102,12 @@ func (s *prefixSet) has(b []byte) bool {
 	return false
 }
 
-func newPrefixSet(strs map[string]bool) *prefixSet {
+func newPrefixSet(strs map[prefixKey]bool) *prefixSet {
 	s := &prefixSet{keys: make([]prefixKey, 0, len(strs))}
-	for p := range strs {
-		s.keys = append(s.keys, keyOf([]byte(p)))
-		if !slices.Contains(s.lens, len(p)) {
-			s.lens = append(s.lens, len(p))
+	for k := range strs {
+		s.keys = append(s.keys, k)
+		if n := k.len(); !slices.Contains(s.lens, n) {
+			s.lens = append(s.lens, n)
 		}
 	}
 	slices.SortFunc(s.keys, comparePrefixKeys)
@@ -116,8 +115,34 @@ func newPrefixSet(strs map[string]bool) *prefixSet {
 	return s
 }
 
+// len is the length of the prefix k packs.
+func (k prefixKey) len() int { return int(k[1] >> 56) }
+
+// byteAt is the prefix's byte i (i < len).
+func (k prefixKey) byteAt(i int) byte {
+	if i < 8 {
+		return byte(k[0] >> (8 * i))
+	}
+	return byte(k[1] >> (8 * (i - 8)))
+}
+
 func comparePrefixKeys(a, b prefixKey) int {
-	return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	switch {
+	case a[0] != b[0]:
+		return cmpWord(a[0], b[0])
+	case a[1] != b[1]:
+		return cmpWord(a[1], b[1])
+	}
+	return 0
+}
+
+// cmpWord compares two different words (cmp.Compare, which also orders
+// NaNs, costs a third of sorting a large set).
+func cmpWord(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
 }
 
 // newPrefixFilter computes the filter of an anchored rule pattern. It is a
@@ -130,21 +155,21 @@ func newPrefixFilter(pattern string) *prefixFilter {
 		panic(err) // the same pattern compiled with regexp.MustCompile
 	}
 	re = re.Simplify()
-	short := map[string]bool{}
-	if !prefixes(re, prefixLen, maxPrefixes, short) || short[""] {
+	short := map[prefixKey]bool{}
+	if !prefixes(re, prefixLen, maxPrefixes, short) || short[prefixKey{}] {
 		return nil
 	}
 	f := &prefixFilter{short: newPrefixSet(short), pairs: new([pairBits / 64]uint64)}
 	for p := range short {
-		if len(p) < 2 {
+		if p.len() < 2 {
 			f.pairs = nil
 			break
 		}
-		h := pairHash(p[0], p[1])
+		h := pairHash(p.byteAt(0), p.byteAt(1))
 		f.pairs[h/64] |= 1 << (h % 64)
 	}
-	long := map[string]bool{}
-	if prefixes(re, longPrefixLen, maxLongPrefixes, long) && !long[""] {
+	long := make(map[prefixKey]bool, 64)
+	if prefixes(re, longPrefixLen, maxLongPrefixes, long) && !long[prefixKey{}] {
 		f.long = newPrefixSet(long)
 	}
 	return f
@@ -152,77 +177,108 @@ func newPrefixFilter(pattern string) *prefixFilter {
 
 // prefixes adds to set the beginnings (up to k bytes) of what re matches.
 // It returns false when the set grows beyond limit or the walk too deep.
-func prefixes(re *syntax.Regexp, k, limit int, set map[string]bool) bool {
+//
+// The walk visits every path through the pattern up to k bytes, which is
+// thousands of steps for a rule: each step keeps what it has read in a
+// fixed array and what is left to match in a list that shares its tail,
+// so that a step costs no copying of either.
+func prefixes(re *syntax.Regexp, k, limit int, set map[prefixKey]bool) bool {
 	w := prefixWalk{k: k, limit: limit, set: set}
-	return w.walk([]*syntax.Regexp{re}, "", 0)
+	return w.walk(&seqNode{re: re}, prefixHead{}, 0)
 }
 
 type prefixWalk struct {
 	k, limit int
-	set      map[string]bool
+	set      map[prefixKey]bool
 }
 
-func (w *prefixWalk) walk(seq []*syntax.Regexp, head string, depth int) bool {
+// seqNode is what is left to match: re, then next (nil: nothing).
+type seqNode struct {
+	re   *syntax.Regexp
+	next *seqNode
+}
+
+// prefixHead is what a path has read so far, at most longPrefixLen bytes.
+type prefixHead struct {
+	b [longPrefixLen]byte
+	n int
+}
+
+// plus is h followed by s, cut at k bytes (a head of k bytes ends the walk).
+func (h prefixHead) plus(s []byte, k int) prefixHead {
+	h.n += copy(h.b[h.n:k], s)
+	return h
+}
+
+func (h *prefixHead) key() prefixKey { return keyOf(h.b[:h.n]) }
+
+// then is the sequence first..., then rest.
+func then(rest *seqNode, first ...*syntax.Regexp) *seqNode {
+	for i := len(first) - 1; i >= 0; i-- {
+		rest = &seqNode{re: first[i], next: rest}
+	}
+	return rest
+}
+
+func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
 	if len(w.set) > w.limit || depth > maxPrefixWalkStep {
 		return false
 	}
-	if len(head) >= w.k || len(seq) == 0 {
-		if len(head) > w.k {
-			head = head[:w.k]
-		}
-		w.set[head] = true
+	if head.n >= w.k || seq == nil {
+		w.set[head.key()] = true
 		return true
 	}
-	n, rest := seq[0], seq[1:]
-	then := func(first ...*syntax.Regexp) []*syntax.Regexp {
-		return append(append([]*syntax.Regexp{}, first...), rest...)
-	}
+	n, rest := seq.re, seq.next
 	switch n.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return w.walk(rest, head, depth+1)
 	case syntax.OpEndText, syntax.OpEndLine:
-		w.set[head] = true // the match may end here: anything may follow
+		w.set[head.key()] = true // the match may end here: anything may follow
 		return true
 	case syntax.OpLiteral:
-		lit := []byte(string(n.Rune))
-		if n.Flags&syntax.FoldCase != 0 || !isASCII(string(lit)) {
-			w.set[head] = true
-			return true
-		}
-		for i, c := range lit {
-			if c == '\n' {
-				lit[i] = ' '
+		var buf [longPrefixLen]byte
+		lit := buf[:0]
+		for _, r := range n.Rune {
+			if r >= 0x80 || n.Flags&syntax.FoldCase != 0 {
+				w.set[head.key()] = true
+				return true
+			}
+			if r == '\n' {
+				r = ' '
+			}
+			if len(lit) < len(buf) {
+				lit = append(lit, byte(r))
 			}
 		}
-		return w.walk(rest, head+string(lit), depth+1)
+		return w.walk(rest, head.plus(lit, w.k), depth+1)
 	case syntax.OpCharClass:
 		chars, ok := classChars(n.Rune)
 		if !ok {
-			w.set[head] = true
+			w.set[head.key()] = true
 			return true
 		}
 		for _, c := range chars {
-			if !w.walk(rest, head+string(c), depth+1) {
+			if !w.walk(rest, head.plus([]byte{c}, w.k), depth+1) {
 				return false
 			}
 		}
 		return true
 	case syntax.OpCapture:
-		return w.walk(then(n.Sub[0]), head, depth+1)
+		return w.walk(then(rest, n.Sub[0]), head, depth+1)
 	case syntax.OpConcat:
-		return w.walk(then(n.Sub...), head, depth+1)
+		return w.walk(then(rest, n.Sub...), head, depth+1)
 	case syntax.OpAlternate:
 		for _, sub := range n.Sub {
-			if !w.walk(then(sub), head, depth+1) {
+			if !w.walk(then(rest, sub), head, depth+1) {
 				return false
 			}
 		}
 		return true
 	case syntax.OpQuest:
-		return w.walk(rest, head, depth+1) && w.walk(then(n.Sub[0]), head, depth+1)
+		return w.walk(rest, head, depth+1) && w.walk(then(rest, n.Sub[0]), head, depth+1)
 	case syntax.OpStar, syntax.OpPlus:
 		if minLen(n.Sub[0]) == 0 {
-			w.set[head] = true // each pass may add nothing: accept anything
+			w.set[head.key()] = true // each pass may add nothing: accept anything
 			return true
 		}
 		// Unrolled: zero passes (star only), or one and the star again.
@@ -231,9 +287,9 @@ func (w *prefixWalk) walk(seq []*syntax.Regexp, head string, depth int) bool {
 		if n.Op == syntax.OpStar && !w.walk(rest, head, depth+1) {
 			return false
 		}
-		return w.walk(then(n.Sub[0], star), head, depth+1)
+		return w.walk(then(rest, n.Sub[0], star), head, depth+1)
 	}
-	w.set[head] = true // anything else (OpRepeat is gone after Simplify): accept any continuation
+	w.set[head.key()] = true // anything else (OpRepeat is gone after Simplify): accept any continuation
 	return true
 }
 

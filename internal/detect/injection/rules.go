@@ -1,8 +1,8 @@
 package injection
 
 import (
-	"regexp"
 	"strings"
+	"sync"
 )
 
 // rule is one phrase pattern. Rules run on the matching form (see
@@ -26,7 +26,7 @@ type rule struct {
 	// guard, when set, is asked on each trigger hit before anything is
 	// tried; it keeps very common trigger words ("system") cheap.
 	guard func(b []byte, ws, we int) bool
-	re    *regexp.Regexp
+	re    *lazyRegexp
 	// imperative: the match must start in imperative position (see
 	// imperativeAt), so "attackers ignore previous instructions" and "you
 	// must never ignore previous instructions" are not reported.
@@ -37,13 +37,27 @@ type rule struct {
 	extend func(b []byte, s, e int) (int, int)
 	// definitionsOnly rules run only for the Checker.
 	definitionsOnly bool
+
+	// prefixOnce builds prefix, what a match can begin with, when the rule
+	// is first tried, once for every detector that runs it (the text
+	// detector and the Checker): the sets are the larger part of a
+	// detector's memory, and most rules are never tried on most texts.
+	prefixOnce sync.Once
+	prefix     *prefixFilter
 }
 
-// rx compiles a rule pattern, anchored at the start, where each ' ' stands
+// filter returns the rule's prefix filter (see prefixFilter). It is read
+// from the pattern's syntax: the regexp itself is not compiled for it.
+func (r *rule) filter() *prefixFilter {
+	r.prefixOnce.Do(func() { r.prefix = newPrefixFilter(r.re.String()) })
+	return r.prefix
+}
+
+// rx makes a rule pattern, anchored at the start, where each ' ' stands
 // for one white-space character: the matching form has collapsed every run
-// to one.
-func rx(pattern string) *regexp.Regexp {
-	return regexp.MustCompile(`^(?:` + strings.ReplaceAll(pattern, " ", `\s`) + `)`)
+// to one. It is compiled the first time the rule is tried.
+func rx(pattern string) *lazyRegexp {
+	return newLazyRegexp(`^(?:` + strings.ReplaceAll(pattern, " ", `\s`) + `)`)
 }
 
 // defaultBack is how many words before its trigger a match may start.

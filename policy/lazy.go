@@ -1,0 +1,16 @@
+package policy
+
+import "github.com/mcpgate/mcpgate/internal/detect"
+
+// builtOnFirstScan is a built-in detector with its default options, built
+// the first time it scans (the detector packages build their defaults
+// once, on first use). A policy that is configured but never runs (the
+// default injection policy of a gateway nobody calls a tool through yet)
+// then costs no compiling, and no memory held for it while idle. A
+// detector with options of the config's is built when the config is read:
+// an option it refuses is a config error.
+type builtOnFirstScan func() detect.Detector
+
+func (b builtOnFirstScan) Scan(text string, dst []detect.Finding) []detect.Finding {
+	return b().Scan(text, dst)
+}

@@ -1,0 +1,82 @@
+package proxy
+
+import "encoding/json"
+
+// A merged list is kept for the next client that asks before anything in
+// it changed: a list served from the upstreams' caches is then answered
+// with the bytes merged for the last one, not merged (renamed item by item,
+// thousands of them) again. Only lists whose every part is cached are kept:
+// the others are fetched anew for each client, and never match.
+
+// mergedList is one kind's last merged list, and what it was made from.
+type mergedList struct {
+	names   uint64       // the name table's generation it was named with
+	from    []mergedPart // per configured server, in config order
+	out     json.RawMessage
+	servers []string
+}
+
+// mergedPart is one server's part of a merged list. A list is replaced,
+// never changed in place, so the same first item and length are the same
+// list; an isolated server's instance has lists of its own, and a private
+// or session-dependent list is another list.
+type mergedPart struct {
+	up      *upstream
+	first   *item
+	n       int
+	skipped bool
+}
+
+func partsOf(results []listResult) []mergedPart {
+	parts := make([]mergedPart, len(results))
+	for i, r := range results {
+		parts[i] = mergedPart{up: r.up, n: len(r.items), skipped: r.skipped}
+		if len(r.items) > 0 {
+			parts[i].first = &r.items[0]
+		}
+	}
+	return parts
+}
+
+// cachedMerge returns the list merged last from the same results, if the
+// names it was made with are still current.
+func (t *nameTable) cachedMerge(k kind, results []listResult) (*mergedList, bool) {
+	t.mu.RLock()
+	m := t.merged[k]
+	current := m != nil && m.names == t.generation[k]
+	t.mu.RUnlock()
+	if !current || len(m.from) != len(results) {
+		return nil, false
+	}
+	for i, r := range results {
+		p := m.from[i]
+		if r.err != nil || p.up != r.up || p.skipped != r.skipped || p.n != len(r.items) || (p.n > 0 && p.first != &r.items[0]) {
+			return nil, false
+		}
+	}
+	return m, true
+}
+
+// keepMerged remembers a merged list made with the names of generation
+// names, when every part of it is cached (else it is forgotten).
+func (t *nameTable) keepMerged(k kind, names uint64, results []listResult, out json.RawMessage, servers []string) {
+	var m *mergedList
+	if mergedHint(results).ttl > 0 {
+		// Capped: whoever adds to a list answered from here makes a copy.
+		m = &mergedList{names: names, from: partsOf(results), out: out[:len(out):len(out)], servers: servers}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if names == t.generation[k] {
+		t.merged[k] = m
+	}
+}
+
+// exposedNames returns the kind's exposed names by route, and the
+// generation of the table. The map is never changed once made (update
+// replaces it), so it may be read without the lock.
+func (t *nameTable) exposedNames(k kind) (map[route]string, uint64) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.exposedOf[k], t.generation[k]
+}
