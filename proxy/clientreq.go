@@ -26,11 +26,19 @@ type clientRequest struct {
 	id  jsonrpc.ID
 	env *envelope // a modern request's envelope; nil for a legacy request
 	x   *exchange // a modern request's call to a legacy server: where its requests for input go
+	msg *jsonrpc.Message // the request as decoded; nil when not at hand
 }
 
 // withRequest marks ctx as serving request id from s.
 func withRequest(ctx context.Context, s *session, id jsonrpc.ID, env *envelope) context.Context {
 	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: id, env: env})
+}
+
+// withMessage is withRequest for the request msg, whose params, split
+// when it was decoded, are then read without splitting them again (see
+// paramMembers).
+func withMessage(ctx context.Context, s *session, msg *jsonrpc.Message, env *envelope) context.Context {
+	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: msg.ID, env: env, msg: msg})
 }
 
 // envelopeOf is the envelope of the modern request ctx serves; nil for a

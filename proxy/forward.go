@@ -125,7 +125,7 @@ func takesInput(method string) bool {
 // returns the route, the name as the client wrote it, and params with the
 // upstream's own name in its place.
 func (s *session) routeParam(ctx context.Context, params json.RawMessage, key string, k kind) (route, string, json.RawMessage, error) {
-	ms, name, err := stringParam(params, key)
+	ms, name, err := requestStringParam(ctx, params, key)
 	if err != nil {
 		return route{}, "", nil, err
 	}
@@ -141,19 +141,39 @@ func (s *session) routeParam(ctx context.Context, params json.RawMessage, key st
 
 // stringParam reads a required string member of params.
 func stringParam(params json.RawMessage, key string) (rawjson.MemberList, string, error) {
+	return requestStringParam(context.Background(), params, key)
+}
+
+// requestStringParam is stringParam for params that may be those of the
+// request ctx serves, split already (see paramMembers).
+func requestStringParam(ctx context.Context, params json.RawMessage, key string) (rawjson.MemberList, string, error) {
 	if len(params) == 0 {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
 	}
-	ms, err := rawjson.Members(params)
+	ms, err := paramMembers(ctx, params)
 	if err != nil {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
 	}
 	raw, ok := ms.Get(key)
 	var v string
-	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+	if ok && raw[0] == '"' {
+		v, err = rawjson.Unquote(raw) // no reflection: this is on every call's path
+	}
+	if !ok || err != nil || v == "" {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
 	}
 	return ms, v, nil
+}
+
+// paramMembers splits params, or, when they are the params of the request
+// ctx serves (the usual case), takes the split made when it was decoded.
+func paramMembers(ctx context.Context, params json.RawMessage) (rawjson.MemberList, error) {
+	if r, _ := requestFrom(ctx); r.msg != nil {
+		if ms, ok := r.msg.ParamMembers(); ok && len(params) > 0 && len(params) == len(r.msg.Params) && &params[0] == &r.msg.Params[0] {
+			return ms, nil
+		}
+	}
+	return rawjson.Members(params)
 }
 
 // readResource routes resources/read by URI, and gives the contents back
