@@ -24,8 +24,8 @@ type ctxRequestKey struct{}
 type clientRequest struct {
 	s   *session
 	id  jsonrpc.ID
-	env *envelope // a modern request's envelope; nil for a legacy request
-	x   *exchange // a modern request's call to a legacy server: where its requests for input go
+	env *envelope        // a modern request's envelope; nil for a legacy request
+	x   *exchange        // a modern request's call to a legacy server: where its requests for input go
 	msg *jsonrpc.Message // the request as decoded; nil when not at hand
 }
 
