@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -62,14 +61,24 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", e.Size, e.Limit)
 }
 
+// PartsWriter is implemented by streams that write one message given in
+// parts, in order, without joining them: a response whose result is many
+// megabytes goes out as its envelope's head, the result's own bytes and
+// the closing brace, and the result is never copied. related and final
+// are as in RelatedWriter. Conn uses it for big results only; a stream
+// without it gets the message joined.
+type PartsWriter interface {
+	WriteParts(ctx context.Context, parts [][]byte, related ID, final bool) error
+}
+
 // lineStream frames messages as lines: the stdio transport of MCP.
 type lineStream struct {
-	r      *bufio.Reader
+	r      *lineReader
 	max    int
 	turn   chan struct{} // 1-buffered: holds a token while someone writes
 	w      io.Writer
 	closer io.Closer
-	buf    []byte
+	wbuf   []byte // what is being written with its newline; held with turn
 }
 
 // NewLineStream frames one message per line over r and w. max limits one
@@ -79,19 +88,21 @@ func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, max int) Stream {
 	if max <= 0 {
 		max = DefaultMaxMessage
 	}
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, max: max, turn: make(chan struct{}, 1)}
+	return &lineStream{r: newLineReader(r, max), w: w, closer: closer, max: max, turn: make(chan struct{}, 1)}
 }
 
+// Read returns each line in a buffer of its own, which the message decoded
+// from it keeps (params and results are slices of it): nothing is copied
+// again on the way through the gateway.
 func (s *lineStream) Read() ([]byte, error) {
 	for {
-		line, err := readLine(s.r, s.max, s.buf[:0])
+		line, err := s.r.readLine()
 		if tl, ok := err.(*TooLargeError); ok {
 			return nil, tl
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			return nil, err
 		}
-		s.buf = line[:0]
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			if err == io.EOF {
@@ -99,57 +110,67 @@ func (s *lineStream) Read() ([]byte, error) {
 			}
 			continue // blank lines are allowed between messages
 		}
-		if cap(s.buf) > 1<<20 {
-			s.buf = nil // don't pin one huge message's buffer forever
-		}
-		return bytes.Clone(line), nil
+		return line, nil
 	}
 }
 
-// readLine reads up to '\n' without bufio.Scanner's fixed token limit. Past
-// max bytes it keeps a prefix, discards the rest of the line and reports
-// *TooLargeError, so one bad message does not end the stream.
-func readLine(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
-	size := 0 // bytes of the line so far, without its newline
-	over := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if err == nil {
-			chunk = chunk[:len(chunk)-1]
-		}
-		size += len(chunk)
-		if !over && size > limit {
-			over = true
-			keep := min(prefixKeep, limit)
-			buf = append(buf, chunk[:max(0, min(len(chunk), keep-len(buf)))]...)
-		} else if !over {
-			buf = append(buf, chunk...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if over {
-			return nil, &TooLargeError{Size: size, Limit: limit, Prefix: buf}
-		}
-		if err == nil {
-			return buf, nil
-		}
-		return buf, err
-	}
-}
+// maxKeptWriteBuffer bounds the write buffer kept between messages: a big
+// message's is not pinned.
+const maxKeptWriteBuffer = 64 << 10
 
 func (s *lineStream) Write(ctx context.Context, msg []byte) error {
-	line := make([]byte, len(msg)+1)
-	copy(line, msg)
-	line[len(msg)] = '\n'
 	select {
 	case s.turn <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-s.turn }()
-	_, err := s.w.Write(line)
+	if len(msg) >= maxKeptWriteBuffer {
+		// Copying it to add the newline would cost more than a second write.
+		return s.writeAll(msg, newline)
+	}
+	s.wbuf = append(append(s.wbuf[:0], msg...), '\n')
+	_, err := s.w.Write(s.wbuf)
 	return err
+}
+
+var newline = []byte{'\n'}
+
+// WriteParts writes the parts as one line, under one turn.
+func (s *lineStream) WriteParts(ctx context.Context, parts [][]byte, _ ID, _ bool) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	return s.writeAll(append(parts, newline)...)
+}
+
+// writeAll writes the parts in order; the caller holds the turn. Small
+// parts are gathered into one write.
+func (s *lineStream) writeAll(parts ...[]byte) error {
+	s.wbuf = s.wbuf[:0]
+	for _, p := range parts {
+		if len(p) < maxKeptWriteBuffer && len(s.wbuf)+len(p) <= maxKeptWriteBuffer {
+			s.wbuf = append(s.wbuf, p...)
+			continue
+		}
+		if len(s.wbuf) > 0 {
+			if _, err := s.w.Write(s.wbuf); err != nil {
+				return err
+			}
+			s.wbuf = s.wbuf[:0]
+		}
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	if len(s.wbuf) > 0 {
+		_, err := s.w.Write(s.wbuf)
+		return err
+	}
+	return nil
 }
 
 func (s *lineStream) Close() error {

@@ -156,6 +156,19 @@ func (m *Message) Encode() []byte {
 	return append(b, '}')
 }
 
+// resultParts is the wire form of a successful response in three parts:
+// the envelope up to the result, the result's own bytes (not copied), and
+// the closing brace.
+func (m *Message) resultParts() [][]byte {
+	head := make([]byte, 0, 32+len(m.ID.raw))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, m.ID.raw...)
+	head = append(head, `,"result":`...)
+	return [][]byte{head, m.Result, closeBrace}
+}
+
+var closeBrace = []byte{'}'}
+
 // errNullID marks a request whose id is null: it is answered, with a null id.
 var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidRequest)
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -40,6 +41,7 @@ type outbox struct {
 	mu      sync.Mutex
 	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
 	msgs    []queued
+	store   []queued // the array msgs is a window of: refilled from its start when msgs empties
 	bytes   int
 	closed  bool
 	writing bool           // someone holds the right to write (the loop, or a caller draining)
@@ -58,6 +60,7 @@ func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, on
 // queued is one message waiting, with the request it belongs to, if any.
 type queued struct {
 	msg          []byte
+	parts        [][]byte // instead of msg: a message in parts (see jsonrpc.PartsWriter)
 	related      jsonrpc.ID
 	final        bool
 	once         bool // coalesced: counted in outbox.once
@@ -86,15 +89,26 @@ func (q *outbox) Write(ctx context.Context, msg []byte) error {
 // (a response, when final), waiting within ctx for room. Once queued it is
 // sent: a caller that gives up later says so with a cancellation.
 func (q *outbox) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
+	return q.enqueue(ctx, queued{msg: msg, related: related, final: final})
+}
+
+// WriteParts queues a message given in parts (a big result, which is not
+// copied), as WriteRelated does.
+func (q *outbox) WriteParts(ctx context.Context, parts [][]byte, related jsonrpc.ID, final bool) error {
+	return q.enqueue(ctx, queued{parts: parts, related: related, final: final})
+}
+
+func (q *outbox) enqueue(ctx context.Context, m queued) error {
+	size := m.size()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.full(len(msg)) && !q.closed {
+	if q.full(size) && !q.closed {
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.wake.Broadcast()
 			q.mu.Unlock()
 		})
-		for q.full(len(msg)) && !q.closed && ctx.Err() == nil {
+		for q.full(size) && !q.closed && ctx.Err() == nil {
 			q.wake.Wait()
 		}
 		stop()
@@ -105,7 +119,7 @@ func (q *outbox) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.I
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	q.push(queued{msg: msg, related: related, final: final})
+	q.push(m)
 	if q.inline && !q.writing {
 		q.drain()
 	}
@@ -165,9 +179,25 @@ func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 }
 
 func (q *outbox) push(m queued) {
+	if len(q.msgs) == 0 {
+		q.msgs = q.store[:0] // popping moved the window forward: start again at the front
+	}
+	before := cap(q.msgs)
 	q.msgs = append(q.msgs, m)
-	q.bytes += len(m.msg)
+	if cap(q.msgs) != before {
+		q.store = q.msgs[:0] // a new array
+	}
+	q.bytes += m.size()
 	q.wake.Broadcast()
+}
+
+// size is how many bytes m takes.
+func (m *queued) size() int {
+	n := len(m.msg)
+	for _, p := range m.parts {
+		n += len(p)
+	}
+	return n
 }
 
 func (q *outbox) writeLoop() {
@@ -203,28 +233,40 @@ func (q *outbox) drain() {
 			}
 		}
 		q.mu.Unlock()
-		var err error
-		nw, dropper := q.Stream.(NotificationWriter)
-		rw, related := q.Stream.(jsonrpc.RelatedWriter)
-		switch {
-		case m.notification && dropper:
-			err = nw.WriteNotification(m.msg, m.related)
-		case related && m.related.IsValid():
-			err = rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
-		case m.msg != nil:
-			err = q.Stream.Write(context.Background(), m.msg)
-		}
+		size := m.size()
+		err := q.send(m)
 		q.mu.Lock()
-		q.bytes -= len(m.msg)
+		q.bytes -= size
 		if err != nil {
 			q.closed = true
-			q.msgs, q.bytes, q.once = nil, 0, nil
+			q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
 		}
 		q.wake.Broadcast()
 	}
 	q.dropped = 0 // the episode, if any, is over
 	q.writing = false
 	q.wake.Broadcast()
+}
+
+// send writes one queued message to the stream. q.mu is not held.
+func (q *outbox) send(m queued) error {
+	if m.parts != nil {
+		if pw, ok := q.Stream.(jsonrpc.PartsWriter); ok {
+			return pw.WriteParts(context.Background(), m.parts, m.related, m.final)
+		}
+		m.msg = bytes.Join(m.parts, nil)
+	}
+	nw, dropper := q.Stream.(NotificationWriter)
+	rw, related := q.Stream.(jsonrpc.RelatedWriter)
+	switch {
+	case m.notification && dropper:
+		return nw.WriteNotification(m.msg, m.related)
+	case related && m.related.IsValid():
+		return rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
+	case m.msg != nil:
+		return q.Stream.Write(context.Background(), m.msg)
+	}
+	return nil
 }
 
 // Close stops taking messages, gives the writer up to its grace to deliver
