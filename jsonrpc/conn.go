@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
@@ -87,6 +89,8 @@ type Conn struct {
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{} // closed when the reader goroutine has returned
+	jobs          chan func()   // unbuffered: handed to an idle handler goroutine (see runHandler)
+	idleHandlers  atomic.Int32  // handler goroutines waiting on jobs
 
 	mu            sync.Mutex
 	nextID        int64
@@ -116,6 +120,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		handlerCtx:    ctx,
 		cancelHandler: cancel,
 		readerDone:    make(chan struct{}),
+		jobs:          make(chan func()),
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
 	}
@@ -217,12 +222,11 @@ func (c *Conn) read() {
 		} else {
 			data, err = c.stream.Read()
 		}
-		var tooLarge *TooLargeError
-		if errors.As(err, &tooLarge) {
-			c.rejectTooLarge(tooLarge)
-			continue
-		}
 		if err != nil {
+			if tooLarge := (*TooLargeError)(nil); errors.As(err, &tooLarge) {
+				c.rejectTooLarge(tooLarge)
+				continue
+			}
 			c.retireAll(err)
 			return
 		}
@@ -412,7 +416,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	if batch != nil {
 		batch.wg.Add(1)
 	}
-	go func() {
+	c.runHandler(func() {
 		defer c.handlerDone()
 		resp := run()
 		if batch != nil {
@@ -421,8 +425,60 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		} else if resp != nil {
 			c.write(resp)
 		}
-	}()
+	})
 	return nil
+}
+
+// maxIdleHandlers bounds the handler goroutines a connection keeps waiting
+// for the next request, and idleHandlerTime how long each waits.
+const (
+	maxIdleHandlers = 8
+	idleHandlerTime = 5 * time.Second
+)
+
+// runHandler runs a request's handler on a goroutine of its own: an idle
+// one from an earlier request when there is one, else a new one. A
+// goroutine made per request starts with a small stack that every request
+// grows again (a seventh of the gateway's CPU went to that); one that
+// lives on keeps its stack. Handlers still run concurrently, one goroutine
+// each, so the bounds on requests in flight bound the goroutines too; at
+// most maxIdleHandlers wait, each for idleHandlerTime at most, and none
+// outlives the connection's reader.
+func (c *Conn) runHandler(job func()) {
+	select {
+	case c.jobs <- job:
+	default:
+		go c.handlerLoop(job)
+	}
+}
+
+func (c *Conn) handlerLoop(job func()) {
+	var idle *time.Timer
+	for {
+		job()
+		if c.idleHandlers.Add(1) > maxIdleHandlers {
+			c.idleHandlers.Add(-1)
+			return
+		}
+		if idle == nil {
+			idle = time.NewTimer(idleHandlerTime)
+		} else {
+			idle.Reset(idleHandlerTime)
+		}
+		select {
+		case job = <-c.jobs:
+			c.idleHandlers.Add(-1)
+		case <-idle.C:
+			c.idleHandlers.Add(-1)
+			return
+		case <-c.readerDone:
+			// No request can come any more; one sent to c.jobs meanwhile
+			// has a taker, or its sender starts one.
+			c.idleHandlers.Add(-1)
+			idle.Stop()
+			return
+		}
+	}
 }
 
 // overloaded reports whether a request of size bytes would break the bounds
