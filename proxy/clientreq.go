@@ -78,7 +78,7 @@ func (u *upstream) addCaller(r clientRequest, dl *deadline) (sent func(jsonrpc.I
 		defer u.mu.Unlock()
 		for i, x := range u.callers {
 			if x == c {
-				u.callers = append(u.callers[:i:i], u.callers[i+1:]...)
+				u.callers = slices.Delete(u.callers, i, i+1) // in place: the slice is only read under u.mu
 				return
 			}
 		}

@@ -39,14 +39,15 @@ var forwardToolCall = nameHandler(methodToolsCall, kindTools)
 // failure, recorded as such (it is not an error of the request).
 func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	res, err := forwardToolCall(s, ctx, params, rec)
-	if denied := (*denial)(nil); err != nil && errors.As(err, &denied) {
-		// The model is told, in the result, what the policy refused, so
-		// that it can adapt; the upstream never saw a request refused on
-		// the way in.
-		rec.Outcome = "denied"
-		return denied.toolResult(), nil
-	}
 	if err != nil {
+		var denied *denial // declared here: errors.As makes it escape, an allocation per call
+		if errors.As(err, &denied) {
+			// The model is told, in the result, what the policy refused, so
+			// that it can adapt; the upstream never saw a request refused on
+			// the way in.
+			rec.Outcome = "denied"
+			return denied.toolResult(), nil
+		}
 		return nil, err
 	}
 	rec.ToolError = isToolError(res)
