@@ -71,6 +71,22 @@ type PartsWriter interface {
 	WriteParts(ctx context.Context, parts [][]byte, related ID, final bool) error
 }
 
+// TryWriter is implemented by streams that can write a message without
+// waiting, when the peer has room for it now (a pipe to a child process):
+// the message goes out on the caller's goroutine, with no handoff to a
+// writer goroutine. The caller is the stream's only writer.
+type TryWriter interface {
+	// TryWrite writes msg if it can without waiting. written is false
+	// when nothing was written (the peer has no room, or another write is
+	// under way): write msg later as usual. When only a part went out,
+	// rest is what remains of its wire form, which must be given to
+	// WriteRest before anything else is written: a message is never cut.
+	TryWrite(msg []byte) (written bool, rest []byte, err error)
+	// WriteRest writes what TryWrite left of a message, waiting as Write
+	// does.
+	WriteRest(ctx context.Context, rest []byte) error
+}
+
 // lineStream frames messages as lines: the stdio transport of MCP.
 type lineStream struct {
 	r      *lineReader
@@ -78,7 +94,8 @@ type lineStream struct {
 	turn   chan struct{} // 1-buffered: holds a token while someone writes
 	w      io.Writer
 	closer io.Closer
-	wbuf   []byte // what is being written with its newline; held with turn
+	wbuf   []byte             // what is being written with its newline; held with turn
+	raw    *nonblockingWriter // w's file when writes to it can be tried without waiting; nil otherwise
 }
 
 // NewLineStream frames one message per line over r and w. max limits one
@@ -88,7 +105,7 @@ func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, max int) Stream {
 	if max <= 0 {
 		max = DefaultMaxMessage
 	}
-	return &lineStream{r: newLineReader(r, max), w: w, closer: closer, max: max, turn: make(chan struct{}, 1)}
+	return &lineStream{r: newLineReader(r, max), w: w, closer: closer, max: max, turn: make(chan struct{}, 1), raw: nonblocking(w)}
 }
 
 // Read returns each line in a buffer of its own, which the message decoded
@@ -171,6 +188,44 @@ func (s *lineStream) writeAll(parts ...[]byte) error {
 		return err
 	}
 	return nil
+}
+
+// TryWrite writes msg and its newline in one non-blocking write, when w is
+// a non-blocking pipe and msg is small (a big one is better left to a
+// writer that can wait).
+func (s *lineStream) TryWrite(msg []byte) (bool, []byte, error) {
+	if s.raw == nil || len(msg) >= maxKeptWriteBuffer {
+		return false, nil, nil
+	}
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return false, nil, nil
+	}
+	defer func() { <-s.turn }()
+	s.wbuf = append(append(s.wbuf[:0], msg...), '\n')
+	n, err := s.raw.tryWrite(s.wbuf)
+	switch {
+	case n == len(s.wbuf):
+		return true, nil, nil
+	case n > 0:
+		return true, bytes.Clone(s.wbuf[n:]), nil
+	case err == errWouldBlock:
+		return false, nil, nil
+	}
+	return false, nil, err
+}
+
+// WriteRest writes the rest of a message that TryWrite began.
+func (s *lineStream) WriteRest(ctx context.Context, rest []byte) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	_, err := s.w.Write(rest)
+	return err
 }
 
 func (s *lineStream) Close() error {

@@ -61,6 +61,7 @@ func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, on
 type queued struct {
 	msg          []byte
 	parts        [][]byte // instead of msg: a message in parts (see jsonrpc.PartsWriter)
+	rest         bool     // msg is what a TryWrite left of a message (see tryInline)
 	related      jsonrpc.ID
 	final        bool
 	once         bool // coalesced: counted in outbox.once
@@ -120,10 +121,49 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 		return err
 	}
 	q.push(m)
-	if q.inline && !q.writing {
+	switch {
+	case q.writing:
+	case q.inline:
 		q.drain()
+	case len(q.msgs) == 1 && m.parts == nil:
+		q.tryInline()
 	}
 	return nil
+}
+
+// tryInline writes the one message queued, which nobody is writing, on
+// the caller's goroutine if the stream can take it without waiting (see
+// jsonrpc.TryWriter): toward a server whose stdin has room, the usual
+// case, a request then costs no handoff to the writer goroutine and no
+// wake-up. What cannot go out at once, whole or in part, is left at the
+// front of the queue for the writer goroutine, so a server that stopped
+// reading still holds up no caller past its deadline, and the rest of a
+// message started is written before anything else. q.mu held.
+func (q *outbox) tryInline() {
+	tw, ok := q.Stream.(jsonrpc.TryWriter)
+	if !ok {
+		return
+	}
+	m := q.msgs[0]
+	q.writing = true // the message stays at the front meanwhile
+	q.mu.Unlock()
+	written, rest, err := tw.TryWrite(m.msg)
+	q.mu.Lock()
+	q.writing = false
+	switch {
+	case err != nil:
+		q.closed = true
+		q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
+	case !written:
+	case len(rest) > 0:
+		q.msgs[0].msg, q.msgs[0].rest = rest, true
+		q.bytes -= len(m.msg) - len(rest)
+	default:
+		q.msgs[0] = queued{}
+		q.msgs = q.msgs[1:]
+		q.bytes -= len(m.msg)
+	}
+	q.wake.Broadcast() // the writer goroutine, for what is left or came meanwhile
 }
 
 // full reports whether a message of n bytes must wait. One message larger
@@ -250,6 +290,9 @@ func (q *outbox) drain() {
 
 // send writes one queued message to the stream. q.mu is not held.
 func (q *outbox) send(m queued) error {
+	if m.rest {
+		return q.Stream.(jsonrpc.TryWriter).WriteRest(context.Background(), m.msg)
+	}
 	if m.parts != nil {
 		if pw, ok := q.Stream.(jsonrpc.PartsWriter); ok {
 			return pw.WriteParts(context.Background(), m.parts, m.related, m.final)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,20 @@ type process struct {
 
 	mu         sync.Mutex
 	lastStderr string // last non-empty stderr line, for error messages
+}
+
+// TryWrite lets the outbox write to the server's stdin on the caller's
+// goroutine when the pipe has room (see jsonrpc.TryWriter).
+func (p *process) TryWrite(msg []byte) (bool, []byte, error) {
+	if tw, ok := p.Stream.(jsonrpc.TryWriter); ok {
+		return tw.TryWrite(msg)
+	}
+	return false, nil, nil
+}
+
+// WriteRest writes what TryWrite left.
+func (p *process) WriteRest(ctx context.Context, rest []byte) error {
+	return p.Stream.(jsonrpc.TryWriter).WriteRest(ctx, rest)
 }
 
 // stopSignals are the steps of stopping a process after its stdin closed.
