@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+	"runtime/debug"
 )
 
 // lineReader splits a byte stream into lines, each in a buffer of its own
@@ -51,7 +52,7 @@ func (lr *lineReader) own(line []byte) []byte {
 
 // collectBefore is the size of a line before which the garbage is
 // collected (see readLong).
-const collectBefore = 16 << 20
+const collectBefore = 4 << 20
 
 // readChunk is the read buffer's size, and the most read at once.
 const readChunk = 64 << 10
@@ -147,9 +148,20 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			return nil, lr.skipRest(line)
 		}
 		if len(line) == cap(line) {
-			size := min(2*cap(line), lr.limit+1)
+			// Doubling, and by halves past collectBefore: the old buffer
+			// and the new one are both in memory while one is copied to
+			// the other, and the runtime may touch all of the new one.
+			grow := cap(line)
+			if grow >= collectBefore {
+				grow /= 2
+			}
+			size := min(cap(line)+grow, lr.limit+1)
 			if size >= collectBefore {
-				runtime.GC() // the smaller buffers before line's
+				// The smaller buffers before line's are garbage: collected
+				// and given back to the system, they do not add to the
+				// peak (the first big line only: the next ones start at
+				// its size).
+				debug.FreeOSMemory()
 			}
 			grown := make([]byte, len(line), size)
 			copy(grown, line)
