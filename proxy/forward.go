@@ -55,7 +55,10 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *aud
 }
 
 func isToolError(result json.RawMessage) bool {
-	if !bytes.Contains(result, []byte(`"isError"`)) {
+	// A small result is searched first: most have no "isError". A big one
+	// is split instead, which jumps over its long strings where a search
+	// reads every byte (a 50 MiB result: milliseconds).
+	if len(result) < 64<<10 && !bytes.Contains(result, []byte(`"isError"`)) {
 		return false
 	}
 	ms, err := rawjson.SplitValid(result)
