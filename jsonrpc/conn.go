@@ -432,7 +432,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 // maxIdleHandlers bounds the handler goroutines a connection keeps waiting
 // for the next request, and idleHandlerTime how long each waits.
 const (
-	maxIdleHandlers = 8
+	maxIdleHandlers = 32
 	idleHandlerTime = 5 * time.Second
 )
 
@@ -465,21 +465,48 @@ func (c *Conn) handlerLoop(job func()) {
 		} else {
 			idle.Reset(idleHandlerTime)
 		}
-		select {
-		case job = <-c.jobs:
-			c.idleHandlers.Add(-1)
-		case <-idle.C:
-			c.idleHandlers.Add(-1)
-			return
-		case <-c.readerDone:
-			// No request can come any more; one sent to c.jobs meanwhile
-			// has a taker, or its sender starts one.
-			c.idleHandlers.Add(-1)
-			idle.Stop()
+		job = c.awaitJob(idle)
+		c.idleHandlers.Add(-1)
+		if job == nil {
 			return
 		}
 	}
 }
+
+// idleStackDepth is how deep in its stack an idle handler goroutine
+// waits. The collector halves the stack of a goroutine that uses less than
+// a quarter of it, and a goroutine waiting at the bottom of its stack uses
+// next to nothing: its stack would be shrunk at every collection and grown
+// again by the next request, which is what keeping it was for. Waiting 8
+// KiB deep keeps a stack of up to 32 KiB.
+const idleStackDepth = 8 << 10
+
+// awaitJob waits for the next request's job, idle long at most, or for
+// the reader's end (nil). It waits deep in the stack (see
+// idleStackDepth).
+//
+//go:noinline
+func (c *Conn) awaitJob(idle *time.Timer) func() {
+	var depth [idleStackDepth]byte
+	holdStack(depth[:])
+	select {
+	case job := <-c.jobs:
+		return job
+	case <-idle.C:
+		return nil
+	case <-c.readerDone:
+		// No request can come any more; one sent to c.jobs meanwhile
+		// has a taker, or its sender starts one.
+		idle.Stop()
+		return nil
+	}
+}
+
+// holdStack keeps its argument, an array on the caller's stack, from being
+// optimised away.
+//
+//go:noinline
+func holdStack([]byte) {}
 
 // overloaded reports whether a request of size bytes would break the bounds
 // on requests in flight. c.mu held.

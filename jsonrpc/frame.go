@@ -87,6 +87,13 @@ type TryWriter interface {
 	WriteRest(ctx context.Context, rest []byte) error
 }
 
+// LinesWriter is implemented by streams that can write several messages
+// at once, in order, each whole: answers that pile up behind a write then
+// cost one write, not one each.
+type LinesWriter interface {
+	WriteLines(ctx context.Context, msgs [][]byte) error
+}
+
 // lineStream frames messages as lines: the stdio transport of MCP.
 type lineStream struct {
 	r      *lineReader
@@ -152,6 +159,38 @@ func (s *lineStream) Write(ctx context.Context, msg []byte) error {
 }
 
 var newline = []byte{'\n'}
+
+// WriteLines writes msgs as lines, in one write when they fit in the write
+// buffer.
+func (s *lineStream) WriteLines(ctx context.Context, msgs [][]byte) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	s.wbuf = s.wbuf[:0]
+	for _, m := range msgs {
+		if len(s.wbuf)+len(m)+1 > maxKeptWriteBuffer && len(s.wbuf) > 0 {
+			if _, err := s.w.Write(s.wbuf); err != nil {
+				return err
+			}
+			s.wbuf = s.wbuf[:0]
+		}
+		if len(m) >= maxKeptWriteBuffer {
+			if err := s.writeAll(m, newline); err != nil {
+				return err
+			}
+			continue
+		}
+		s.wbuf = append(append(s.wbuf, m...), '\n')
+	}
+	if len(s.wbuf) > 0 {
+		_, err := s.w.Write(s.wbuf)
+		return err
+	}
+	return nil
+}
 
 // WriteParts writes the parts as one line, under one turn.
 func (s *lineStream) WriteParts(ctx context.Context, parts [][]byte, _ ID, _ bool) error {

@@ -48,6 +48,9 @@ type outbox struct {
 	dropped int            // notifications dropped while full, since the last report
 	once    map[string]int // coalesced notifications queued, by content
 	done    chan struct{}  // closed when the writer goroutine has returned
+
+	batch []queued // what drain is writing; held by whoever writes
+	lines [][]byte // the same, for WriteLines
 }
 
 func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
@@ -264,17 +267,24 @@ func (q *outbox) writeLoop() {
 func (q *outbox) drain() {
 	q.writing = true
 	for len(q.msgs) > 0 {
-		m := q.msgs[0]
-		q.msgs[0] = queued{}
-		q.msgs = q.msgs[1:]
-		if m.once {
-			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
-				delete(q.once, string(m.msg))
-			}
-		}
+		batch := q.takeBatch()
 		q.mu.Unlock()
-		size := m.size()
-		err := q.send(m)
+		size := 0
+		for i := range batch {
+			size += batch[i].size()
+		}
+		var err error
+		if len(batch) == 1 {
+			err = q.send(batch[0])
+		} else {
+			q.lines = q.lines[:0]
+			for _, m := range batch {
+				q.lines = append(q.lines, m.msg)
+			}
+			err = q.Stream.(jsonrpc.LinesWriter).WriteLines(context.Background(), q.lines)
+			clear(q.lines)
+		}
+		clear(batch)
 		q.mu.Lock()
 		q.bytes -= size
 		if err != nil {
@@ -286,6 +296,57 @@ func (q *outbox) drain() {
 	q.dropped = 0 // the episode, if any, is over
 	q.writing = false
 	q.wake.Broadcast()
+}
+
+// Bounds on the messages written together in one write (see takeBatch).
+const (
+	maxBatchMessages = 64
+	maxBatchBytes    = 64 << 10
+)
+
+// takeBatch takes the message at the front of the queue, and the small
+// ones that follow it when the stream can write them together
+// (jsonrpc.LinesWriter): when answers pile up behind a write, they then go
+// out in one write, not one each. q.mu held; the batch is valid until the
+// next call.
+func (q *outbox) takeBatch() []queued {
+	_, lines := q.Stream.(jsonrpc.LinesWriter)
+	n, bytes := 0, 0
+	for n < len(q.msgs) && n < maxBatchMessages {
+		m := &q.msgs[n]
+		if n > 0 && (!lines || !q.plain(m) || !q.plain(&q.msgs[0]) || bytes+len(m.msg) > maxBatchBytes) {
+			break
+		}
+		bytes += m.size()
+		n++
+	}
+	q.batch = append(q.batch[:0], q.msgs[:n]...)
+	for i := range n {
+		q.msgs[i] = queued{}
+		if m := q.batch[i]; m.once {
+			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
+				delete(q.once, string(m.msg))
+			}
+		}
+	}
+	q.msgs = q.msgs[n:]
+	return q.batch
+}
+
+// plain reports whether m is written with the stream's Write (not in
+// parts, not routed by request, not offered to a stream that may drop
+// it), and so may share a write with others.
+func (q *outbox) plain(m *queued) bool {
+	if m.parts != nil || m.rest || m.msg == nil {
+		return false
+	}
+	if _, ok := q.Stream.(NotificationWriter); ok && m.notification {
+		return false
+	}
+	if _, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+		return false
+	}
+	return true
 }
 
 // send writes one queued message to the stream. q.mu is not held.

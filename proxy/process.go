@@ -46,6 +46,20 @@ func (p *process) WriteRest(ctx context.Context, rest []byte) error {
 	return p.Stream.(jsonrpc.TryWriter).WriteRest(ctx, rest)
 }
 
+// WriteLines writes several messages to the server's stdin at once (see
+// jsonrpc.LinesWriter).
+func (p *process) WriteLines(ctx context.Context, msgs [][]byte) error {
+	if lw, ok := p.Stream.(jsonrpc.LinesWriter); ok {
+		return lw.WriteLines(ctx, msgs)
+	}
+	for _, m := range msgs {
+		if err := p.Stream.Write(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // stopSignals are the steps of stopping a process after its stdin closed.
 type stopSignals interface {
 	terminate() // ask it to stop (SIGTERM)
