@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,79 @@ func TestOutboxFinishesPartialWriteFirst(t *testing.T) {
 		case <-s.changed:
 		case <-timeout:
 			t.Fatalf("on the wire after 10s: %q; want %q", wire, want)
+		}
+	}
+}
+
+// linesStream holds its first write until released, and records how
+// messages were written: one by one, or together.
+type linesStream struct {
+	began   chan struct{} // 1-buffered: told when a write begins
+	release chan struct{}
+	mu      sync.Mutex
+	writes  [][]string
+	changed chan struct{}
+}
+
+func (s *linesStream) Read() ([]byte, error) { select {} }
+func (s *linesStream) Close() error          { return nil }
+func (s *linesStream) Write(ctx context.Context, m []byte) error {
+	s.began <- struct{}{}
+	<-s.release
+	return s.record(string(m))
+}
+func (s *linesStream) WriteLines(ctx context.Context, msgs [][]byte) error {
+	var w []string
+	for _, m := range msgs {
+		w = append(w, string(m))
+	}
+	return s.record(w...)
+}
+func (s *linesStream) record(msgs ...string) error {
+	s.mu.Lock()
+	s.writes = append(s.writes, msgs)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Answers that queue up behind a write in progress go out together, in one
+// write, in order.
+func TestOutboxWritesQueuedMessagesTogether(t *testing.T) {
+	s := &linesStream{began: make(chan struct{}, 1), release: make(chan struct{}), changed: make(chan struct{}, 1)}
+	q := newOutbox(s, upstreamQueueBytes, true, time.Second, nil)
+	defer q.Close()
+	first := make(chan error, 1)
+	go func() { first <- q.Write(context.Background(), []byte(`{"id":1}`)) }()
+	timeout := time.After(10 * time.Second)
+	select { // the first write has begun: it holds the right to write
+	case <-s.began:
+	case <-timeout:
+		t.Fatal("the first write never began")
+	}
+	for _, m := range []string{`{"id":2}`, `{"id":3}`, `{"id":4}`} {
+		if err := q.Write(context.Background(), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(s.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s.mu.Lock()
+		got := fmt.Sprint(s.writes)
+		s.mu.Unlock()
+		if got == `[[{"id":1}] [{"id":2} {"id":3} {"id":4}]]` {
+			return
+		}
+		select {
+		case <-s.changed:
+		case <-timeout:
+			t.Fatalf("writes: %s; want the first, then the three queued behind it together", got)
 		}
 	}
 }
