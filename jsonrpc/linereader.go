@@ -11,7 +11,8 @@ import (
 // that the caller keeps (a message decoded from it points into it). A line
 // that fits in the read buffer is copied out once, at its size. A longer
 // one is read straight into its own buffer, which starts at the size of
-// the last long line (plus a chunk) and doubles when that is not enough:
+// the last long line (plus a chunk; copied out if it turns out far too
+// big) and grows when that is not enough:
 // a run of 50 MiB results costs one 50 MiB allocation each and one copy
 // (the kernel's), where growing by append's quarters through bufio made
 // dozens of buffers and copies. Nothing big is kept between lines: the
@@ -184,6 +185,11 @@ func (lr *lineReader) readLong() ([]byte, error) {
 				return nil, lr.tooLarge(line, len(line))
 			}
 			lr.hint = len(line)
+			if cap(line)-len(line) > max(len(line), 1<<20) {
+				// Far smaller than the last long line: a message kept for
+				// long (a cached list) must not pin that one's size.
+				line = bytes.Clone(line)
+			}
 			return line, nil
 		}
 		line = line[:len(line)+n]

@@ -103,3 +103,22 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// A long line after a much longer one does not keep that one's buffer: a
+// message kept for long (a cached list) must not pin megabytes it does not
+// use.
+func TestLongLineAfterBiggerOneIsTrimmed(t *testing.T) {
+	big := strings.Repeat("x", 8<<20) + "\n"
+	small := strings.Repeat("y", 200<<10) + "\n"
+	s := NewLineStream(strings.NewReader(big+small), io.Discard, nil, 0)
+	if _, err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := s.Read()
+	if err != nil || len(line) != len(small)-1 {
+		t.Fatalf("Read = %d bytes, %v", len(line), err)
+	}
+	if cap(line) > 2*len(line) {
+		t.Errorf("a %d-byte line holds a buffer of %d bytes", len(line), cap(line))
+	}
+}
