@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -170,5 +172,35 @@ func TestLateAnswerToAbandonedCall(t *testing.T) {
 	case err := <-bad:
 		t.Fatalf("also reported: %v", err)
 	default:
+	}
+}
+
+// Requests one after another are served by the goroutines that served the
+// ones before (their stacks already grown), not by a new goroutine each.
+func TestHandlerGoroutinesReused(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	client, _ := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		buf := make([]byte, 64)
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf, false)]), "goroutine "), " ")
+		mu.Lock()
+		seen[id] = true
+		mu.Unlock()
+		return json.RawMessage(`{}`), nil
+	}))
+	ctx := watchdog(t)
+	const calls = 50
+	for range calls {
+		if _, err := client.Call(ctx, "x", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The goroutine that answers may still be on its way back to waiting
+	// when the next request comes: a few, not one per request.
+	t.Logf("%d sequential requests ran on %d goroutines", calls, len(seen))
+	if len(seen) > calls/5 {
+		t.Errorf("%d sequential requests ran on %d goroutines; want the same few reused", calls, len(seen))
 	}
 }

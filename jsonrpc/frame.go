@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -62,14 +61,48 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", e.Size, e.Limit)
 }
 
+// PartsWriter is implemented by streams that write one message given in
+// parts, in order, without joining them: a response whose result is many
+// megabytes goes out as its envelope's head, the result's own bytes and
+// the closing brace, and the result is never copied. related and final
+// are as in RelatedWriter. Conn uses it for big results only; a stream
+// without it gets the message joined.
+type PartsWriter interface {
+	WriteParts(ctx context.Context, parts [][]byte, related ID, final bool) error
+}
+
+// TryWriter is implemented by streams that can write a message without
+// waiting, when the peer has room for it now (a pipe to a child process):
+// the message goes out on the caller's goroutine, with no handoff to a
+// writer goroutine. The caller is the stream's only writer.
+type TryWriter interface {
+	// TryWrite writes msg if it can without waiting. written is false
+	// when nothing was written (the peer has no room, or another write is
+	// under way): write msg later as usual. When only a part went out,
+	// rest is what remains of its wire form, which must be given to
+	// WriteRest before anything else is written: a message is never cut.
+	TryWrite(msg []byte) (written bool, rest []byte, err error)
+	// WriteRest writes what TryWrite left of a message, waiting as Write
+	// does.
+	WriteRest(ctx context.Context, rest []byte) error
+}
+
+// LinesWriter is implemented by streams that can write several messages
+// at once, in order, each whole: answers that pile up behind a write then
+// cost one write, not one each.
+type LinesWriter interface {
+	WriteLines(ctx context.Context, msgs [][]byte) error
+}
+
 // lineStream frames messages as lines: the stdio transport of MCP.
 type lineStream struct {
-	r      *bufio.Reader
+	r      *lineReader
 	max    int
 	turn   chan struct{} // 1-buffered: holds a token while someone writes
 	w      io.Writer
 	closer io.Closer
-	buf    []byte
+	wbuf   []byte             // what is being written with its newline; held with turn
+	raw    *nonblockingWriter // w's file when writes to it can be tried without waiting; nil otherwise
 }
 
 // NewLineStream frames one message per line over r and w. max limits one
@@ -79,19 +112,21 @@ func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, max int) Stream {
 	if max <= 0 {
 		max = DefaultMaxMessage
 	}
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, max: max, turn: make(chan struct{}, 1)}
+	return &lineStream{r: newLineReader(r, max), w: w, closer: closer, max: max, turn: make(chan struct{}, 1), raw: nonblocking(w)}
 }
 
+// Read returns each line in a buffer of its own, which the message decoded
+// from it keeps (params and results are slices of it): nothing is copied
+// again on the way through the gateway.
 func (s *lineStream) Read() ([]byte, error) {
 	for {
-		line, err := readLine(s.r, s.max, s.buf[:0])
+		line, err := s.r.readLine()
 		if tl, ok := err.(*TooLargeError); ok {
 			return nil, tl
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			return nil, err
 		}
-		s.buf = line[:0]
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			if err == io.EOF {
@@ -99,56 +134,136 @@ func (s *lineStream) Read() ([]byte, error) {
 			}
 			continue // blank lines are allowed between messages
 		}
-		if cap(s.buf) > 1<<20 {
-			s.buf = nil // don't pin one huge message's buffer forever
-		}
-		return bytes.Clone(line), nil
+		return line, nil
 	}
 }
 
-// readLine reads up to '\n' without bufio.Scanner's fixed token limit. Past
-// max bytes it keeps a prefix, discards the rest of the line and reports
-// *TooLargeError, so one bad message does not end the stream.
-func readLine(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
-	size := 0 // bytes of the line so far, without its newline
-	over := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if err == nil {
-			chunk = chunk[:len(chunk)-1]
-		}
-		size += len(chunk)
-		if !over && size > limit {
-			over = true
-			keep := min(prefixKeep, limit)
-			buf = append(buf, chunk[:max(0, min(len(chunk), keep-len(buf)))]...)
-		} else if !over {
-			buf = append(buf, chunk...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if over {
-			return nil, &TooLargeError{Size: size, Limit: limit, Prefix: buf}
-		}
-		if err == nil {
-			return buf, nil
-		}
-		return buf, err
-	}
-}
+// maxKeptWriteBuffer bounds the write buffer kept between messages: a big
+// message's is not pinned.
+const maxKeptWriteBuffer = 64 << 10
 
 func (s *lineStream) Write(ctx context.Context, msg []byte) error {
-	line := make([]byte, len(msg)+1)
-	copy(line, msg)
-	line[len(msg)] = '\n'
 	select {
 	case s.turn <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-s.turn }()
-	_, err := s.w.Write(line)
+	if len(msg) >= maxKeptWriteBuffer {
+		// Copying it to add the newline would cost more than a second write.
+		return s.writeAll(msg, newline)
+	}
+	s.wbuf = append(append(s.wbuf[:0], msg...), '\n')
+	_, err := s.w.Write(s.wbuf)
+	return err
+}
+
+var newline = []byte{'\n'}
+
+// WriteLines writes msgs as lines, in one write when they fit in the write
+// buffer.
+func (s *lineStream) WriteLines(ctx context.Context, msgs [][]byte) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	s.wbuf = s.wbuf[:0]
+	for _, m := range msgs {
+		if len(s.wbuf)+len(m)+1 > maxKeptWriteBuffer && len(s.wbuf) > 0 {
+			if _, err := s.w.Write(s.wbuf); err != nil {
+				return err
+			}
+			s.wbuf = s.wbuf[:0]
+		}
+		if len(m) >= maxKeptWriteBuffer {
+			if err := s.writeAll(m, newline); err != nil {
+				return err
+			}
+			continue
+		}
+		s.wbuf = append(append(s.wbuf, m...), '\n')
+	}
+	if len(s.wbuf) > 0 {
+		_, err := s.w.Write(s.wbuf)
+		return err
+	}
+	return nil
+}
+
+// WriteParts writes the parts as one line, under one turn.
+func (s *lineStream) WriteParts(ctx context.Context, parts [][]byte, _ ID, _ bool) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	return s.writeAll(append(parts, newline)...)
+}
+
+// writeAll writes the parts in order; the caller holds the turn. Small
+// parts are gathered into one write.
+func (s *lineStream) writeAll(parts ...[]byte) error {
+	s.wbuf = s.wbuf[:0]
+	for _, p := range parts {
+		if len(p) < maxKeptWriteBuffer && len(s.wbuf)+len(p) <= maxKeptWriteBuffer {
+			s.wbuf = append(s.wbuf, p...)
+			continue
+		}
+		if len(s.wbuf) > 0 {
+			if _, err := s.w.Write(s.wbuf); err != nil {
+				return err
+			}
+			s.wbuf = s.wbuf[:0]
+		}
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	if len(s.wbuf) > 0 {
+		_, err := s.w.Write(s.wbuf)
+		return err
+	}
+	return nil
+}
+
+// TryWrite writes msg and its newline in one non-blocking write, when w is
+// a non-blocking pipe and msg is small (a big one is better left to a
+// writer that can wait).
+func (s *lineStream) TryWrite(msg []byte) (bool, []byte, error) {
+	if s.raw == nil || len(msg) >= maxKeptWriteBuffer {
+		return false, nil, nil
+	}
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return false, nil, nil
+	}
+	defer func() { <-s.turn }()
+	s.wbuf = append(append(s.wbuf[:0], msg...), '\n')
+	n, err := s.raw.tryWrite(s.wbuf)
+	switch {
+	case n == len(s.wbuf):
+		return true, nil, nil
+	case n > 0:
+		return true, bytes.Clone(s.wbuf[n:]), nil
+	case err == errWouldBlock:
+		return false, nil, nil
+	}
+	return false, nil, err
+}
+
+// WriteRest writes the rest of a message that TryWrite began.
+func (s *lineStream) WriteRest(ctx context.Context, rest []byte) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	_, err := s.w.Write(rest)
 	return err
 }
 

@@ -43,19 +43,18 @@ func ParseID(raw json.RawMessage) (ID, error) {
 	if len(raw) == 0 {
 		return ID{}, errors.New("missing id")
 	}
-	switch c := raw[0]; {
-	case c == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return ID{}, fmt.Errorf("id: %v", err)
-		}
-	case c == '-' || (c >= '0' && c <= '9'):
-		var n json.Number
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return ID{}, fmt.Errorf("id: %v", err)
-		}
-	default:
+	c := raw[0]
+	if c != '"' && c != '-' && (c < '0' || c > '9') {
 		return ID{}, fmt.Errorf("id must be a string or a number, not %s", raw)
+	}
+	if !rawjson.Valid(raw) {
+		// Say what is wrong with it, as encoding/json words it.
+		var v any
+		err := json.Unmarshal(raw, &v)
+		if err == nil {
+			err = errors.New("not a string or a number")
+		}
+		return ID{}, fmt.Errorf("id: %v", err)
 	}
 	return ID{string(raw)}, nil
 }
@@ -96,6 +95,26 @@ type Message struct {
 
 	// Size is how many bytes the message took on the wire (0 if built locally).
 	Size int
+
+	// split is Params split into members by Decode, in the pass that
+	// validated the message; nil when Params is not an object (or has a
+	// duplicate key, for its reader to report).
+	split rawjson.MemberList
+	// splitOf is the Params that split belongs to: a caller may replace
+	// Params after decoding.
+	splitOf json.RawMessage
+}
+
+// ParamMembers returns the members of Params as Decode split them, so that
+// whoever serves a request does not split its params a second time. ok is
+// false when they are not at hand (m was built locally, Params was
+// replaced, is not an object, or has a duplicate key): then split Params
+// yourself.
+func (m *Message) ParamMembers() (members rawjson.MemberList, ok bool) {
+	if m.split == nil || len(m.Params) != len(m.splitOf) || len(m.Params) == 0 || &m.Params[0] != &m.splitOf[0] {
+		return nil, false
+	}
+	return m.split, true
 }
 
 // IsRequest reports whether m is a request (expects a response).
@@ -137,6 +156,19 @@ func (m *Message) Encode() []byte {
 	return append(b, '}')
 }
 
+// resultParts is the wire form of a successful response in three parts:
+// the envelope up to the result, the result's own bytes (not copied), and
+// the closing brace.
+func (m *Message) resultParts() [][]byte {
+	head := make([]byte, 0, 32+len(m.ID.raw))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, m.ID.raw...)
+	head = append(head, `,"result":`...)
+	return [][]byte{head, m.Result, closeBrace}
+}
+
+var closeBrace = []byte{'}'}
+
 // errNullID marks a request whose id is null: it is answered, with a null id.
 var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidRequest)
 
@@ -159,7 +191,7 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, err := rawjson.Members(data)
+	members, params, err := rawjson.MembersNested(data, "params")
 	m := &Message{Size: len(data)}
 	if id, ok := members.Get("id"); ok {
 		if parsed, err := ParseID(id); err == nil {
@@ -201,6 +233,7 @@ func Decode(data []byte) (*Message, error) {
 				return m, fmt.Errorf(`%w: "params" must be an object or an array`, ErrInvalidRequest)
 			}
 			m.Params = mem.Value
+			m.split, m.splitOf = params, mem.Value
 		case "result":
 			m.Result = mem.Value
 		case "error":

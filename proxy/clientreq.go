@@ -24,13 +24,21 @@ type ctxRequestKey struct{}
 type clientRequest struct {
 	s   *session
 	id  jsonrpc.ID
-	env *envelope // a modern request's envelope; nil for a legacy request
-	x   *exchange // a modern request's call to a legacy server: where its requests for input go
+	env *envelope        // a modern request's envelope; nil for a legacy request
+	x   *exchange        // a modern request's call to a legacy server: where its requests for input go
+	msg *jsonrpc.Message // the request as decoded; nil when not at hand
 }
 
 // withRequest marks ctx as serving request id from s.
 func withRequest(ctx context.Context, s *session, id jsonrpc.ID, env *envelope) context.Context {
 	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: id, env: env})
+}
+
+// withMessage is withRequest for the request msg, whose params, split
+// when it was decoded, are then read without splitting them again (see
+// paramMembers).
+func withMessage(ctx context.Context, s *session, msg *jsonrpc.Message, env *envelope) context.Context {
+	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: msg.ID, env: env, msg: msg})
 }
 
 // envelopeOf is the envelope of the modern request ctx serves; nil for a
@@ -70,7 +78,7 @@ func (u *upstream) addCaller(r clientRequest, dl *deadline) (sent func(jsonrpc.I
 		defer u.mu.Unlock()
 		for i, x := range u.callers {
 			if x == c {
-				u.callers = append(u.callers[:i:i], u.callers[i+1:]...)
+				u.callers = slices.Delete(u.callers, i, i+1) // in place: the slice is only read under u.mu
 				return
 			}
 		}

@@ -63,14 +63,17 @@ var metaKeyPrefix = []byte(`"io.modelcontextprotocol/protocolVersion"`)
 // readEnvelope reads a request's envelope. A request whose _meta does not
 // name a protocol version is legacy: nil, nil. One that names it is
 // modern, and must be whole: a version mcpgate serves, and the client's
-// capabilities.
-func readEnvelope(params json.RawMessage) (*envelope, error) {
-	if !bytes.Contains(params, metaKeyPrefix) {
+// capabilities. The params are read as Decode split them.
+func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
+	if !bytes.Contains(msg.Params, metaKeyPrefix) {
 		return nil, nil
 	}
-	ms, err := rawjson.SplitValid(params)
-	if err != nil {
-		return nil, nil
+	ms, ok := msg.ParamMembers()
+	if !ok {
+		var err error
+		if ms, err = rawjson.SplitValid(msg.Params); err != nil {
+			return nil, nil
+		}
 	}
 	metaRaw, ok := ms.Get("_meta")
 	if !ok {
@@ -178,7 +181,7 @@ func setMeta(obj json.RawMessage, pairs ...metaPair) json.RawMessage {
 // else happens. A legacy request (no envelope) is neither checked nor
 // refused here.
 func CheckModern(msg *jsonrpc.Message) (modern bool, err *jsonrpc.Error) {
-	env, e := readEnvelope(msg.Params)
+	env, e := readEnvelope(msg)
 	if e != nil {
 		return true, jsonrpc.ToWire(e)
 	}

@@ -39,15 +39,15 @@ var forwardToolCall = nameHandler(methodToolsCall, kindTools)
 // failure, recorded as such (it is not an error of the request).
 func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	res, err := forwardToolCall(s, ctx, params, rec)
-	var denied *denial
-	if errors.As(err, &denied) {
-		// The model is told, in the result, what the policy refused, so
-		// that it can adapt; the upstream never saw a request refused on
-		// the way in.
-		rec.Outcome = "denied"
-		return denied.toolResult(), nil
-	}
 	if err != nil {
+		var denied *denial // declared here: errors.As makes it escape, an allocation per call
+		if errors.As(err, &denied) {
+			// The model is told, in the result, what the policy refused, so
+			// that it can adapt; the upstream never saw a request refused on
+			// the way in.
+			rec.Outcome = "denied"
+			return denied.toolResult(), nil
+		}
 		return nil, err
 	}
 	rec.ToolError = isToolError(res)
@@ -55,7 +55,10 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *aud
 }
 
 func isToolError(result json.RawMessage) bool {
-	if !bytes.Contains(result, []byte(`"isError"`)) {
+	// A small result is searched first: most have no "isError". A big one
+	// is split instead, which jumps over its long strings where a search
+	// reads every byte (a 50 MiB result: milliseconds).
+	if len(result) < 64<<10 && !bytes.Contains(result, []byte(`"isError"`)) {
 		return false
 	}
 	ms, err := rawjson.SplitValid(result)
@@ -125,7 +128,7 @@ func takesInput(method string) bool {
 // returns the route, the name as the client wrote it, and params with the
 // upstream's own name in its place.
 func (s *session) routeParam(ctx context.Context, params json.RawMessage, key string, k kind) (route, string, json.RawMessage, error) {
-	ms, name, err := stringParam(params, key)
+	ms, name, err := requestStringParam(ctx, params, key)
 	if err != nil {
 		return route{}, "", nil, err
 	}
@@ -141,19 +144,39 @@ func (s *session) routeParam(ctx context.Context, params json.RawMessage, key st
 
 // stringParam reads a required string member of params.
 func stringParam(params json.RawMessage, key string) (rawjson.MemberList, string, error) {
+	return requestStringParam(context.Background(), params, key)
+}
+
+// requestStringParam is stringParam for params that may be those of the
+// request ctx serves, split already (see paramMembers).
+func requestStringParam(ctx context.Context, params json.RawMessage, key string) (rawjson.MemberList, string, error) {
 	if len(params) == 0 {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing params")
 	}
-	ms, err := rawjson.Members(params)
+	ms, err := paramMembers(ctx, params)
 	if err != nil {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err)
 	}
 	raw, ok := ms.Get(key)
 	var v string
-	if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+	if ok && raw[0] == '"' {
+		v, err = rawjson.Unquote(raw) // no reflection: this is on every call's path
+	}
+	if !ok || err != nil || v == "" {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
 	}
 	return ms, v, nil
+}
+
+// paramMembers splits params, or, when they are the params of the request
+// ctx serves (the usual case), takes the split made when it was decoded.
+func paramMembers(ctx context.Context, params json.RawMessage) (rawjson.MemberList, error) {
+	if r, _ := requestFrom(ctx); r.msg != nil {
+		if ms, ok := r.msg.ParamMembers(); ok && len(params) > 0 && len(params) == len(r.msg.Params) && &params[0] == &r.msg.Params[0] {
+			return ms, nil
+		}
+	}
+	return rawjson.Members(params)
 }
 
 // readResource routes resources/read by URI, and gives the contents back

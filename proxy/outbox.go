@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -40,12 +41,16 @@ type outbox struct {
 	mu      sync.Mutex
 	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
 	msgs    []queued
+	store   []queued // the array msgs is a window of: refilled from its start when msgs empties
 	bytes   int
 	closed  bool
 	writing bool           // someone holds the right to write (the loop, or a caller draining)
 	dropped int            // notifications dropped while full, since the last report
 	once    map[string]int // coalesced notifications queued, by content
 	done    chan struct{}  // closed when the writer goroutine has returned
+
+	batch []queued // what drain is writing; held by whoever writes
+	lines [][]byte // the same, for WriteLines
 }
 
 func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
@@ -58,6 +63,8 @@ func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, on
 // queued is one message waiting, with the request it belongs to, if any.
 type queued struct {
 	msg          []byte
+	parts        [][]byte // instead of msg: a message in parts (see jsonrpc.PartsWriter)
+	rest         bool     // msg is what a TryWrite left of a message (see tryInline)
 	related      jsonrpc.ID
 	final        bool
 	once         bool // coalesced: counted in outbox.once
@@ -86,15 +93,26 @@ func (q *outbox) Write(ctx context.Context, msg []byte) error {
 // (a response, when final), waiting within ctx for room. Once queued it is
 // sent: a caller that gives up later says so with a cancellation.
 func (q *outbox) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
+	return q.enqueue(ctx, queued{msg: msg, related: related, final: final})
+}
+
+// WriteParts queues a message given in parts (a big result, which is not
+// copied), as WriteRelated does.
+func (q *outbox) WriteParts(ctx context.Context, parts [][]byte, related jsonrpc.ID, final bool) error {
+	return q.enqueue(ctx, queued{parts: parts, related: related, final: final})
+}
+
+func (q *outbox) enqueue(ctx context.Context, m queued) error {
+	size := m.size()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.full(len(msg)) && !q.closed {
+	if q.full(size) && !q.closed {
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.wake.Broadcast()
 			q.mu.Unlock()
 		})
-		for q.full(len(msg)) && !q.closed && ctx.Err() == nil {
+		for q.full(size) && !q.closed && ctx.Err() == nil {
 			q.wake.Wait()
 		}
 		stop()
@@ -105,11 +123,50 @@ func (q *outbox) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.I
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	q.push(queued{msg: msg, related: related, final: final})
-	if q.inline && !q.writing {
+	q.push(m)
+	switch {
+	case q.writing:
+	case q.inline:
 		q.drain()
+	case len(q.msgs) == 1 && m.parts == nil:
+		q.tryInline()
 	}
 	return nil
+}
+
+// tryInline writes the one message queued, which nobody is writing, on
+// the caller's goroutine if the stream can take it without waiting (see
+// jsonrpc.TryWriter): toward a server whose stdin has room, the usual
+// case, a request then costs no handoff to the writer goroutine and no
+// wake-up. What cannot go out at once, whole or in part, is left at the
+// front of the queue for the writer goroutine, so a server that stopped
+// reading still holds up no caller past its deadline, and the rest of a
+// message started is written before anything else. q.mu held.
+func (q *outbox) tryInline() {
+	tw, ok := q.Stream.(jsonrpc.TryWriter)
+	if !ok {
+		return
+	}
+	m := q.msgs[0]
+	q.writing = true // the message stays at the front meanwhile
+	q.mu.Unlock()
+	written, rest, err := tw.TryWrite(m.msg)
+	q.mu.Lock()
+	q.writing = false
+	switch {
+	case err != nil:
+		q.closed = true
+		q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
+	case !written:
+	case len(rest) > 0:
+		q.msgs[0].msg, q.msgs[0].rest = rest, true
+		q.bytes -= len(m.msg) - len(rest)
+	default:
+		q.msgs[0] = queued{}
+		q.msgs = q.msgs[1:]
+		q.bytes -= len(m.msg)
+	}
+	q.wake.Broadcast() // the writer goroutine, for what is left or came meanwhile
 }
 
 // full reports whether a message of n bytes must wait. One message larger
@@ -165,9 +222,25 @@ func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 }
 
 func (q *outbox) push(m queued) {
+	if len(q.msgs) == 0 {
+		q.msgs = q.store[:0] // popping moved the window forward: start again at the front
+	}
+	before := cap(q.msgs)
 	q.msgs = append(q.msgs, m)
-	q.bytes += len(m.msg)
+	if cap(q.msgs) != before {
+		q.store = q.msgs[:0] // a new array
+	}
+	q.bytes += m.size()
 	q.wake.Broadcast()
+}
+
+// size is how many bytes m takes.
+func (m *queued) size() int {
+	n := len(m.msg)
+	for _, p := range m.parts {
+		n += len(p)
+	}
+	return n
 }
 
 func (q *outbox) writeLoop() {
@@ -194,37 +267,110 @@ func (q *outbox) writeLoop() {
 func (q *outbox) drain() {
 	q.writing = true
 	for len(q.msgs) > 0 {
-		m := q.msgs[0]
-		q.msgs[0] = queued{}
-		q.msgs = q.msgs[1:]
-		if m.once {
-			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
-				delete(q.once, string(m.msg))
-			}
-		}
+		batch := q.takeBatch()
 		q.mu.Unlock()
-		var err error
-		nw, dropper := q.Stream.(NotificationWriter)
-		rw, related := q.Stream.(jsonrpc.RelatedWriter)
-		switch {
-		case m.notification && dropper:
-			err = nw.WriteNotification(m.msg, m.related)
-		case related && m.related.IsValid():
-			err = rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
-		case m.msg != nil:
-			err = q.Stream.Write(context.Background(), m.msg)
+		size := 0
+		for i := range batch {
+			size += batch[i].size()
 		}
+		var err error
+		if len(batch) == 1 {
+			err = q.send(batch[0])
+		} else {
+			q.lines = q.lines[:0]
+			for _, m := range batch {
+				q.lines = append(q.lines, m.msg)
+			}
+			err = q.Stream.(jsonrpc.LinesWriter).WriteLines(context.Background(), q.lines)
+			clear(q.lines)
+		}
+		clear(batch)
 		q.mu.Lock()
-		q.bytes -= len(m.msg)
+		q.bytes -= size
 		if err != nil {
 			q.closed = true
-			q.msgs, q.bytes, q.once = nil, 0, nil
+			q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
 		}
 		q.wake.Broadcast()
 	}
 	q.dropped = 0 // the episode, if any, is over
 	q.writing = false
 	q.wake.Broadcast()
+}
+
+// Bounds on the messages written together in one write (see takeBatch).
+const (
+	maxBatchMessages = 64
+	maxBatchBytes    = 64 << 10
+)
+
+// takeBatch takes the message at the front of the queue, and the small
+// ones that follow it when the stream can write them together
+// (jsonrpc.LinesWriter): when answers pile up behind a write, they then go
+// out in one write, not one each. q.mu held; the batch is valid until the
+// next call.
+func (q *outbox) takeBatch() []queued {
+	_, lines := q.Stream.(jsonrpc.LinesWriter)
+	n, bytes := 0, 0
+	for n < len(q.msgs) && n < maxBatchMessages {
+		m := &q.msgs[n]
+		if n > 0 && (!lines || !q.plain(m) || !q.plain(&q.msgs[0]) || bytes+len(m.msg) > maxBatchBytes) {
+			break
+		}
+		bytes += m.size()
+		n++
+	}
+	q.batch = append(q.batch[:0], q.msgs[:n]...)
+	for i := range n {
+		q.msgs[i] = queued{}
+		if m := q.batch[i]; m.once {
+			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
+				delete(q.once, string(m.msg))
+			}
+		}
+	}
+	q.msgs = q.msgs[n:]
+	return q.batch
+}
+
+// plain reports whether m is written with the stream's Write (not in
+// parts, not routed by request, not offered to a stream that may drop
+// it), and so may share a write with others.
+func (q *outbox) plain(m *queued) bool {
+	if m.parts != nil || m.rest || m.msg == nil {
+		return false
+	}
+	if _, ok := q.Stream.(NotificationWriter); ok && m.notification {
+		return false
+	}
+	if _, ok := q.Stream.(jsonrpc.RelatedWriter); ok && m.related.IsValid() {
+		return false
+	}
+	return true
+}
+
+// send writes one queued message to the stream. q.mu is not held.
+func (q *outbox) send(m queued) error {
+	if m.rest {
+		return q.Stream.(jsonrpc.TryWriter).WriteRest(context.Background(), m.msg)
+	}
+	if m.parts != nil {
+		if pw, ok := q.Stream.(jsonrpc.PartsWriter); ok {
+			return pw.WriteParts(context.Background(), m.parts, m.related, m.final)
+		}
+		m.msg = bytes.Join(m.parts, nil)
+	}
+	nw, dropper := q.Stream.(NotificationWriter)
+	rw, related := q.Stream.(jsonrpc.RelatedWriter)
+	switch {
+	case m.notification && dropper:
+		return nw.WriteNotification(m.msg, m.related)
+	case related && m.related.IsValid():
+		return rw.WriteRelated(context.Background(), m.msg, m.related, m.final)
+	case m.msg != nil:
+		return q.Stream.Write(context.Background(), m.msg)
+	}
+	return nil
 }
 
 // Close stops taking messages, gives the writer up to its grace to deliver

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,34 @@ type process struct {
 
 	mu         sync.Mutex
 	lastStderr string // last non-empty stderr line, for error messages
+}
+
+// TryWrite lets the outbox write to the server's stdin on the caller's
+// goroutine when the pipe has room (see jsonrpc.TryWriter).
+func (p *process) TryWrite(msg []byte) (bool, []byte, error) {
+	if tw, ok := p.Stream.(jsonrpc.TryWriter); ok {
+		return tw.TryWrite(msg)
+	}
+	return false, nil, nil
+}
+
+// WriteRest writes what TryWrite left.
+func (p *process) WriteRest(ctx context.Context, rest []byte) error {
+	return p.Stream.(jsonrpc.TryWriter).WriteRest(ctx, rest)
+}
+
+// WriteLines writes several messages to the server's stdin at once (see
+// jsonrpc.LinesWriter).
+func (p *process) WriteLines(ctx context.Context, msgs [][]byte) error {
+	if lw, ok := p.Stream.(jsonrpc.LinesWriter); ok {
+		return lw.WriteLines(ctx, msgs)
+	}
+	for _, m := range msgs {
+		if err := p.Stream.Write(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stopSignals are the steps of stopping a process after its stdin closed.

@@ -170,11 +170,11 @@ func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
 	defer s.g.holdLive()() // the servers it may be routed to stay until it ends (see Reload)
-	env, err := readEnvelope(msg.Params)
+	env, err := readEnvelope(msg)
 	if err != nil {
 		return nil, err
 	}
-	ctx = withRequest(ctx, s, msg.ID, env)
+	ctx = withMessage(ctx, s, msg, env)
 	m := clientMethods[msg.Method]
 	if env != nil {
 		rec.Protocol, rec.Client = env.version, env.client.Name

@@ -19,18 +19,25 @@ import (
 // exactly. A duplicate key is an error. On error, the members read so far are
 // returned too: an id early in a broken message can still be answered.
 //
-// Valid input, the usual case, is split by a small scanner that allocates
-// nothing but the result; encoding/json's tokenizer is several times slower
-// and sits on the path of every message the gateway relays.
+// Valid input, the usual case, is validated and split in one pass by a small
+// scanner (scan.go) that allocates nothing but the result; encoding/json's
+// tokenizer is several times slower and sits on the path of every message
+// the gateway relays. Invalid input takes that slow path, which says why.
 func Members(obj []byte) (MemberList, error) {
-	if !json.Valid(obj) {
-		return membersSlow(obj)
+	ms, _, err := MembersNested(obj, "")
+	return ms, err
+}
+
+// MembersNested is Members that also splits, in the same pass, the value of
+// the member named nested when it is an object (inner is nil otherwise):
+// the params of a request, which whoever serves it reads next.
+func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) {
+	ms, inner, err = splitValidating(obj, nested)
+	if err == nil {
+		return ms, inner, nil
 	}
-	i := skipSpace(obj, 0)
-	if obj[i] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	return splitObject(obj, i)
+	ms, err = membersSlow(obj)
+	return ms, nil, err
 }
 
 // SplitValid splits an object known to be valid JSON, such as a member value
@@ -72,7 +79,7 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 	i = skipSpace(obj, i+1)
 	for obj[i] != '}' {
 		keyEnd := skipString(obj, i)
-		key, err := Unquote(obj[i:keyEnd])
+		key, err := internKey(obj[i:keyEnd], bytes.IndexByte(obj[i:keyEnd], '\\') >= 0)
 		if err != nil {
 			return ms, err
 		}
@@ -91,7 +98,8 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 	return ms, nil
 }
 
-// The helpers below assume valid JSON (checked by json.Valid first).
+// The helpers below assume valid JSON (checked by the validating scanner
+// first, or known to be a part of what it checked).
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {

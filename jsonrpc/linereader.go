@@ -1,0 +1,218 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// lineReader splits a byte stream into lines, each in a buffer of its own
+// that the caller keeps (a message decoded from it points into it). A line
+// that fits in the read buffer is copied out once, at its size. A longer
+// one is read straight into its own buffer, which starts at the size of
+// the last long line (plus a chunk; copied out if it turns out far too
+// big) and grows when that is not enough:
+// a run of 50 MiB results costs one 50 MiB allocation each and one copy
+// (the kernel's), where growing by append's quarters through bufio made
+// dozens of buffers and copies. Nothing big is kept between lines: the
+// read buffer is one chunk, and the size of the last long line is only a
+// number.
+type lineReader struct {
+	r     io.Reader
+	buf   []byte // readChunk bytes; buf[pos:end] is read and not yet returned
+	pos   int
+	end   int
+	err   error // the reader's error, returned once buf is drained
+	limit int
+	hint  int    // the size of the last long line
+	slab  []byte // where small lines are copied to, one after another (see own)
+}
+
+// Small lines share slabs: a tools/call and its answer are a few hundred
+// bytes each, and an allocation apiece was a tenth of what a call
+// allocated. A slab is freed once no message in it is referenced, so a
+// message kept for long keeps at most one slab alive.
+const (
+	slabSize    = 16 << 10
+	maxSlabLine = 1 << 10
+)
+
+// own copies a line out of the read buffer into memory the caller keeps.
+func (lr *lineReader) own(line []byte) []byte {
+	if len(line) > maxSlabLine {
+		return bytes.Clone(line)
+	}
+	if cap(lr.slab)-len(lr.slab) < len(line) {
+		lr.slab = make([]byte, 0, slabSize)
+	}
+	start := len(lr.slab)
+	lr.slab = append(lr.slab, line...)
+	return lr.slab[start:len(lr.slab):len(lr.slab)] // an append to it cannot reach the next line
+}
+
+// collectBefore is the size of a line before which the garbage is
+// collected (see readLong).
+const collectBefore = 4 << 20
+
+// readChunk is the read buffer's size, and the most read at once.
+const readChunk = 64 << 10
+
+func newLineReader(r io.Reader, limit int) *lineReader {
+	return newLineReaderSize(r, limit, readChunk)
+}
+
+// newLineReaderSize is newLineReader with a read buffer of chunk bytes
+// (tests use small ones to reach the long-line path).
+func newLineReaderSize(r io.Reader, limit, chunk int) *lineReader {
+	return &lineReader{r: r, buf: make([]byte, chunk), limit: limit}
+}
+
+// fill reads more into buf after what is there. It reports false when
+// nothing more can come (err is set).
+func (lr *lineReader) fill() bool {
+	if lr.err != nil {
+		return false
+	}
+	if lr.pos > 0 {
+		lr.end = copy(lr.buf, lr.buf[lr.pos:lr.end])
+		lr.pos = 0
+	}
+	for range 100 { // a reader returning 0, nil that often is broken
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err != nil {
+			lr.err = err
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	lr.err = io.ErrNoProgress
+	return false
+}
+
+// readLine returns the next line without its '\n'. A last line without a
+// newline comes with the reader's error (io.EOF). Past limit bytes it keeps
+// a prefix, skips the rest of the line and reports *TooLargeError, so one
+// bad message does not end the stream.
+func (lr *lineReader) readLine() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.pos : lr.pos+i]
+			lr.pos += i + 1
+			if len(line) > lr.limit {
+				return nil, lr.tooLarge(line, len(line))
+			}
+			return lr.own(line), nil
+		}
+		if lr.end-lr.pos == len(lr.buf) {
+			return lr.readLong()
+		}
+		if !lr.fill() {
+			line := lr.buf[lr.pos:lr.end]
+			lr.pos = lr.end
+			if len(line) > lr.limit {
+				return nil, lr.tooLarge(line, len(line))
+			}
+			if len(line) == 0 {
+				return nil, lr.err
+			}
+			return lr.own(line), lr.err
+		}
+	}
+}
+
+func (lr *lineReader) tooLarge(start []byte, size int) *TooLargeError {
+	keep := min(prefixKeep, lr.limit, len(start))
+	return &TooLargeError{Size: size, Limit: lr.limit, Prefix: bytes.Clone(start[:keep])}
+}
+
+// readLong reads a line longer than buf, which buf holds the start of.
+func (lr *lineReader) readLong() ([]byte, error) {
+	chunk := len(lr.buf)
+	size := max(lr.hint+chunk, 4*chunk)
+	if size >= collectBefore {
+		// The last big line is most likely garbage by now (its answer
+		// written): collected first, its memory is reused for this one,
+		// where the collector's pacing would let two or three such
+		// buffers coexist (twice the live heap), and the process's peak
+		// memory with them.
+		runtime.GC()
+	}
+	line := make([]byte, 0, min(size, lr.limit+1))
+	line = append(line, lr.buf[lr.pos:lr.end]...)
+	lr.pos, lr.end = 0, 0
+	for {
+		if len(line) > lr.limit {
+			return nil, lr.skipRest(line)
+		}
+		if len(line) == cap(line) {
+			// Doubling, and by halves past collectBefore: the old buffer
+			// and the new one are both in memory while one is copied to
+			// the other, and the runtime may touch all of the new one.
+			grow := cap(line)
+			if grow >= collectBefore {
+				grow /= 2
+			}
+			size := min(cap(line)+grow, lr.limit+1)
+			if size >= collectBefore {
+				// The smaller buffers before line's are garbage: collected
+				// and given back to the system, they do not add to the
+				// peak (the first big line only: the next ones start at
+				// its size).
+				debug.FreeOSMemory()
+			}
+			grown := make([]byte, len(line), size)
+			copy(grown, line)
+			line = grown
+		}
+		if lr.err != nil {
+			return line, lr.err
+		}
+		// At most a chunk at a time: what follows the newline must fit
+		// in buf.
+		room := line[len(line):min(cap(line), len(line)+chunk)]
+		n, err := lr.r.Read(room)
+		if err != nil {
+			lr.err = err
+		}
+		if i := bytes.IndexByte(room[:n], '\n'); i >= 0 {
+			lr.end = copy(lr.buf, room[i+1:n])
+			line = line[:len(line)+i]
+			if len(line) > lr.limit {
+				return nil, lr.tooLarge(line, len(line))
+			}
+			lr.hint = len(line)
+			if cap(line)-len(line) > max(len(line), 1<<20) {
+				// Far smaller than the last long line: a message kept for
+				// long (a cached list) must not pin that one's size.
+				line = bytes.Clone(line)
+			}
+			return line, nil
+		}
+		line = line[:len(line)+n]
+	}
+}
+
+// skipRest discards the rest of an over-size line, of which line is the
+// start, and reports it.
+func (lr *lineReader) skipRest(line []byte) error {
+	e := lr.tooLarge(line, 0)
+	size := len(line)
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {
+			e.Size = size + i
+			lr.pos += i + 1
+			return e
+		}
+		size += lr.end - lr.pos
+		lr.pos, lr.end = 0, 0
+		if !lr.fill() {
+			e.Size = size + lr.end
+			lr.pos = lr.end
+			return e
+		}
+	}
+}
