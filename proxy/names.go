@@ -76,9 +76,20 @@ func (t *nameTable) update(k kind, results []listResult) {
 			t.known[k][r.up] = r.items
 		}
 	}
-	if !changed {
-		return
+	if changed {
+		t.rebuildLocked(k)
 	}
+}
+
+// rebuild makes the table of kind k again from the lists known.
+func (t *nameTable) rebuild(k kind) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rebuildLocked(k)
+}
+
+// rebuildLocked is rebuild with t.mu held.
+func (t *nameTable) rebuildLocked(k kind) {
 	t.generation[k]++
 	size := 0
 	for _, up := range t.order {

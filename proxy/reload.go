@@ -449,7 +449,7 @@ func (t *nameTable) carryOver(from *nameTable) {
 	t.mu.Unlock()
 	from.mu.RUnlock()
 	for k := range numKinds {
-		t.update(k, nil)
+		t.rebuild(k) // the lists came without a fetch: update would see nothing new
 	}
 }
 
