@@ -134,6 +134,17 @@ func sortedKeys(m map[string]string) []string {
 
 func (d *discoveryCache) on() bool { return d != nil && d.dir != "" }
 
+// setTTL is cache_ttl changed by a reload: it bounds what is kept from now
+// on.
+func (d *discoveryCache) setTTL(ttl time.Duration) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.ttl = ttl
+	d.mu.Unlock()
+}
+
 func (d *discoveryCache) path(key string) string { return filepath.Join(d.dir, key+".json") }
 
 // startingEntry is u's entry while u's first connection attempt is under
@@ -289,7 +300,9 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 	if _, ok := d.keys[u]; !ok {
 		return // an isolated server's instance
 	}
+	d.mu.Lock()
 	ttl := d.ttl
+	d.mu.Unlock()
 	if hint.declared {
 		ttl = min(ttl, hint.ttl)
 	}

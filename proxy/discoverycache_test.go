@@ -294,3 +294,16 @@ func TestDiscoveryCovers(t *testing.T) {
 		t.Error("covers a server whose first attempt failed")
 	}
 }
+
+// cache_ttl changed by a reload bounds the lists kept from then on.
+func TestDiscoveryTTLFollowsReload(t *testing.T) {
+	u := &upstream{name: "s"}
+	d := &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"}, wake: make(chan struct{}, 1),
+		entries: map[string]*discoveryEntry{}, dirty: map[string]bool{}}
+	d.setTTL(time.Minute)
+	before := time.Now()
+	d.storeList(u, kindTools, []item{{name: "a", raw: json.RawMessage(`{"name":"a"}`)}}, cacheHint{})
+	if exp := d.entries["k"].lists[kindTools].expires; exp.After(before.Add(time.Minute + time.Second)) {
+		t.Errorf("kept until %v from now; want at most the new cache_ttl, 1m", exp.Sub(before))
+	}
+}

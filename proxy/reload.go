@@ -234,6 +234,7 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 	set.names = newNameTable(eff.Namespace, set.upstreams)
 	set.names.carryOver(old.names)
 	g.audit.setBodies(eff.Audit.IncludeBodies)
+	g.discovery.setTTL(eff.CacheTTL)
 
 	g.liveSet.Store(set) // from here on, requests are routed to the new servers
 
