@@ -35,6 +35,19 @@ var scriptCommands = map[string]func(){
 	"clusterload":  func() { os.Exit(clusterLoadMain(os.Args[1:])) },
 }
 
+// goBuildCache is where the go command keeps its build cache, found before
+// TestMain points XDG_CACHE_HOME elsewhere: the interop scripts build Go
+// programs.
+var goBuildCache = func() string {
+	if dir := os.Getenv("GOCACHE"); dir != "" {
+		return dir
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "go-build")
+	}
+	return ""
+}()
+
 func TestMain(m *testing.M) {
 	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
 		// The tests and benchmarks that start mcpgate themselves give it
@@ -103,6 +116,11 @@ func TestScripts(t *testing.T) {
 					if v, ok := os.LookupEnv(k); ok {
 						e.Setenv(k, v)
 					}
+				}
+				// The go command finds no build cache under the relative
+				// XDG_CACHE_HOME above.
+				if goBuildCache != "" {
+					e.Setenv("GOCACHE", goBuildCache)
 				}
 			}
 			return nil
