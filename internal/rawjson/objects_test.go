@@ -117,3 +117,44 @@ func BenchmarkObjectsValid(b *testing.B) {
 		ObjectsValid(arr)
 	}
 }
+
+// FuzzSplitWithObjects checks the split of a list result in one pass
+// against SplitValid, then ObjectsValid on the array it names.
+func FuzzSplitWithObjects(f *testing.F) {
+	for _, s := range []string{
+		`{"tools":[{"name":"a"},{"name":"b","x":[1,{"y":"]"}]}],"nextCursor":"c"}`, `{"tools":[]}`, `{"tools":{}}`,
+		`{"a":1,"tools":[1]}`, `{"tools":[{"a":1,"a":2}]}`, `{"tools":[],"tools":[]}`, `{}`, `[]`, `{"x":{"tools":[{}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !Valid(data) {
+			return
+		}
+		ms, list, err := SplitWithObjects(data, "tools")
+		oldMs, oldErr := SplitValid(data)
+		var oldList *ObjectList
+		if oldErr == nil {
+			if arr, ok := oldMs.Get("tools"); ok && arr[0] == '[' {
+				elems, members, err := ObjectsValid(arr)
+				if err != nil {
+					oldErr = err
+				} else {
+					oldList = &ObjectList{elems, members}
+				}
+			}
+		}
+		if (err == nil) != (oldErr == nil) {
+			t.Fatalf("verdicts differ on %q: one pass %v, two %v", data, err, oldErr)
+		}
+		if err != nil {
+			return // which of two faults is named first may differ
+		}
+		if fmt.Sprint(ms) != fmt.Sprint(oldMs) {
+			t.Fatalf("%q: members %+v, want %+v", data, ms, oldMs)
+		}
+		if (list == nil) != (oldList == nil) || list != nil && (fmt.Sprint(list.Elems) != fmt.Sprint(oldList.Elems) || fmt.Sprint(list.Members) != fmt.Sprint(oldList.Members)) {
+			t.Fatalf("%q: list %+v, want %+v", data, list, oldList)
+		}
+	})
+}
