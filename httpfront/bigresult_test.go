@@ -92,3 +92,36 @@ func (w *comparingWriter) Write(p []byte) (int, error) {
 	w.off = end
 	return len(p), nil
 }
+
+// The same for a modern stateless request: its answer goes to its POST in
+// parts, with 200 and the parts' length, unread (servedStatus would
+// otherwise decode a result that mentions "error").
+func TestStatelessBigResultWrittenInParts(t *testing.T) {
+	const size = 16 << 20
+	text := bytes.Repeat([]byte("error "), size/6)
+	result := json.RawMessage(`{"content":[{"type":"text","text":"` + string(text) + `"}]}`)
+	answer := `{"jsonrpc":"2.0","id":1,"result":` + string(result) + `}`
+	req := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"big"}`)}
+	st := newStatelessStream(req, false)
+	w := &comparingWriter{t: t, want: []byte(answer), header: http.Header{}}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	conn := jsonrpc.NewConn(st, jsonrpc.Options{Handler: jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Message) (json.RawMessage, error) {
+		return result, nil
+	})}).Start()
+	defer conn.Close()
+	st.respond(w, r, time.Minute, time.Minute)
+	runtime.ReadMemStats(&after)
+	close(st.gone)
+	if w.off != len(w.want) {
+		t.Fatalf("the client got %d bytes, want %d", w.off, len(w.want))
+	}
+	if w.header.Get("Content-Length") != strconv.Itoa(len(answer)) {
+		t.Errorf("Content-Length %q, want %d", w.header.Get("Content-Length"), len(answer))
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > size/4 {
+		t.Errorf("answering with a %d MiB result allocated %d MiB, want at most %d MiB: the result was copied or decoded", size>>20, allocated>>20, size>>22)
+	}
+}
