@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/mcpgate/mcpgate/internal/sse"
 )
 
 // Writing to a client: one message, or one event of a stream, at a time,
@@ -46,14 +44,25 @@ func (cw clientWriter) status(code int) error {
 	return nil
 }
 
-func (cw clientWriter) json(code int, msg []byte) error {
+// json writes the answer given in parts (a big result: its envelope's
+// head, the result, the closing brace) one after the other: a result of
+// many megabytes is not copied into one buffer first.
+func (cw clientWriter) json(code int, parts ...[]byte) error {
 	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
 	h := cw.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	h.Set("Content-Length", strconv.Itoa(size))
 	cw.w.WriteHeader(code)
-	_, err := cw.w.Write(msg)
-	return err
+	for _, p := range parts {
+		if _, err := cw.w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (cw clientWriter) startEvents() error {
@@ -68,8 +77,9 @@ func (cw clientWriter) startEvents() error {
 	})
 }
 
-func (cw clientWriter) event(msg []byte) error {
-	return cw.write(func() error { return sse.Write(cw.w, "", msg) })
+// event writes one event carrying the message given in parts.
+func (cw clientWriter) event(parts ...[]byte) error {
+	return cw.write(func() error { return writeEvent(cw.w, parts) })
 }
 
 func (cw clientWriter) comment(text string) error {

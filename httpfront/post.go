@@ -175,7 +175,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 	hs.stream.deliver(msg, nil)
 	final := post.respond(w, r)
 	if created {
-		version, ok := negotiated(final)
+		version, ok := negotiated(final.joined())
 		if !ok {
 			// The client has no session to use, and an unused one would
 			// count against max_sessions until it expired.

@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -97,12 +98,24 @@ func (st *statelessStream) WriteRelated(ctx context.Context, msg []byte, related
 		// handler has it, it returns, and Read must not take that for the
 		// client leaving (and cancel a request that is done).
 		st.once.Do(func() { close(st.answered) })
-		st.toPost(postMsg{msg, true})
+		st.toPost(postMsg{msg: msg, final: true})
 		return nil
 	}
 	if !st.refuseIfRequest(msg) {
-		st.toPost(postMsg{msg, false})
+		st.toPost(postMsg{msg: msg})
 	}
+	return nil
+}
+
+// WriteParts is WriteRelated for a message given in parts (see
+// jsonrpc.PartsWriter): the request's answer goes to its POST in its
+// parts, never joined into one buffer.
+func (st *statelessStream) WriteParts(ctx context.Context, parts [][]byte, related jsonrpc.ID, final bool) error {
+	if related != st.req.ID || !final {
+		return st.WriteRelated(ctx, bytes.Join(parts, nil), related, final)
+	}
+	st.once.Do(func() { close(st.answered) })
+	st.toPost(postMsg{parts: parts, final: true})
 	return nil
 }
 
@@ -110,7 +123,7 @@ func (st *statelessStream) WriteRelated(ctx context.Context, msg []byte, related
 // others are dropped.
 func (st *statelessStream) WriteNotification(msg []byte, related jsonrpc.ID) error {
 	if related == st.req.ID {
-		st.toPost(postMsg{msg, false})
+		st.toPost(postMsg{msg: msg})
 	}
 	return nil
 }

@@ -133,13 +133,17 @@ func (st *statelessStream) respond(w http.ResponseWriter, r *http.Request, write
 	// write reports whether the POST is done: answered, or cut off.
 	write := func(m postMsg) bool {
 		switch {
-		case m.msg == nil: // no answer comes (the request was cancelled)
+		case m.none(): // no answer comes (the request was cancelled)
 			if !streaming {
 				cw.status(http.StatusAccepted)
 			}
 			return true
 		case !streaming && m.final:
-			cw.json(servedStatus(m.msg), m.msg)
+			status := http.StatusOK // an answer in parts is a result (jsonrpc.PartsWriter)
+			if m.parts == nil {
+				status = servedStatus(m.msg)
+			}
+			cw.json(status, m.pieces()...)
 			return true
 		case !streaming:
 			streaming = true
@@ -148,7 +152,7 @@ func (st *statelessStream) respond(w http.ResponseWriter, r *http.Request, write
 			}
 			keepAlive = time.NewTicker(keepAliveEvery)
 		}
-		return cw.event(m.msg) != nil || m.final
+		return cw.event(m.pieces()...) != nil || m.final
 	}
 	for {
 		var quiet <-chan time.Time

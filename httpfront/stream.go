@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -132,18 +133,31 @@ func (st *httpStream) Write(ctx context.Context, msg []byte) error {
 // answer whose POST is gone is dropped: a response must not go on the GET
 // stream. Anything else falls back to the GET stream.
 func (st *httpStream) WriteRelated(ctx context.Context, msg []byte, related jsonrpc.ID, final bool) error {
-	kind := keptRequest // what precedes an answer and is not a notification
+	return st.writeRelated(postMsg{msg: msg, final: final}, related, relatedKind(final))
+}
+
+// WriteParts is WriteRelated for a message given in parts (a big result;
+// see jsonrpc.PartsWriter): on its open POST the parts are written one
+// after the other, never joined into one buffer. Only a message that must
+// wait for the GET stream is joined, to be kept.
+func (st *httpStream) WriteParts(ctx context.Context, parts [][]byte, related jsonrpc.ID, final bool) error {
+	return st.writeRelated(postMsg{parts: parts, final: final}, related, relatedKind(final))
+}
+
+// relatedKind is what becomes of a message related to a request when it
+// must wait for the GET stream.
+func relatedKind(final bool) keptKind {
 	if final {
-		kind = keptResponse
+		return keptResponse
 	}
-	return st.writeRelated(msg, related, final, kind)
+	return keptRequest // what precedes an answer and is not a notification
 }
 
 // WriteNotification is WriteRelated for a notification (related, if valid,
 // is the request it belongs to): one that must wait for a GET stream is
 // dropped when the backlog is full.
 func (st *httpStream) WriteNotification(msg []byte, related jsonrpc.ID) error {
-	return st.writeRelated(msg, related, false, keptNotification)
+	return st.writeRelated(postMsg{msg: msg}, related, keptNotification)
 }
 
 // keptKind says what may become of a message kept for the GET stream.
@@ -164,22 +178,22 @@ func isRequest(msg []byte) bool {
 	return slices.Contains(keys, "method") && slices.Contains(keys, "id")
 }
 
-func (st *httpStream) writeRelated(msg []byte, related jsonrpc.ID, final bool, kind keptKind) error {
+func (st *httpStream) writeRelated(m postMsg, related jsonrpc.ID, kind keptKind) error {
 	if st.legacy {
-		return st.toStream(msg, kind)
+		return st.toStream(m.joined(), kind)
 	}
 	if related.IsValid() {
 		st.mu.Lock()
 		p := st.posts[related]
 		st.mu.Unlock()
-		if p != nil && p.send(msg, final) {
+		if p != nil && p.send(m) {
 			return nil
 		}
 	}
-	if final || msg == nil {
+	if m.final || m.none() {
 		return nil
 	}
-	return st.toStream(msg, kind)
+	return st.toStream(m.joined(), kind)
 }
 
 // toStream hands a message to the GET stream's handler, waiting until it
@@ -188,7 +202,7 @@ func (st *httpStream) toStream(msg []byte, kind keptKind) error {
 	st.mu.Lock()
 	if b := st.batch; b != nil && len(msg) > 0 && msg[0] == '[' {
 		st.mu.Unlock()
-		b.send(msg, true)
+		b.send(postMsg{msg: msg, final: true})
 		return nil
 	}
 	sink := st.standalone
@@ -300,18 +314,40 @@ type postWaiter struct {
 	gone chan struct{} // closed when the POST's handler has returned
 }
 
+// postMsg is one message for a POST: in one piece (msg), or in parts (a
+// big result, not joined). A postMsg with neither says that no answer
+// comes.
 type postMsg struct {
 	msg   []byte
+	parts [][]byte
 	final bool
 }
 
+func (m postMsg) none() bool { return m.msg == nil && m.parts == nil }
+
+// pieces is the message as parts to write one after the other.
+func (m postMsg) pieces() [][]byte {
+	if m.parts != nil {
+		return m.parts
+	}
+	return [][]byte{m.msg}
+}
+
+// joined is the message in one piece, for whoever must keep or read it.
+func (m postMsg) joined() []byte {
+	if m.parts != nil {
+		return bytes.Join(m.parts, nil)
+	}
+	return m.msg
+}
+
 // send passes a message to the POST; false if it cannot take it.
-func (p *postWaiter) send(msg []byte, final bool) bool {
-	if !final && !p.sse {
+func (p *postWaiter) send(m postMsg) bool {
+	if !m.final && !p.sse {
 		return false
 	}
 	select {
-	case p.ch <- postMsg{msg, final}:
+	case p.ch <- m:
 		return true
 	case <-p.gone:
 		return false
@@ -320,34 +356,34 @@ func (p *postWaiter) send(msg []byte, final bool) bool {
 
 // respond writes the POST's answer: plain JSON when the answer comes first,
 // else an event stream carrying what comes before it, then the answer. It
-// returns the answer, nil when none was written.
-func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer []byte) {
+// returns the answer, none when none was written.
+func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer postMsg) {
 	cw := newClientWriter(w, p.st.writeTimeout)
 	streaming := false
 	// write reports whether the POST is done: answered, or cut off.
 	write := func(m postMsg) bool {
-		if m.msg == nil { // cancelled by the client: no answer comes
+		if m.none() { // cancelled by the client: no answer comes
 			if !streaming {
 				cw.status(http.StatusAccepted)
 			}
 			return true
 		}
 		if m.final {
-			answer = m.msg
+			answer = m
 		}
 		if !streaming && m.final {
-			cw.json(http.StatusOK, m.msg)
+			cw.json(http.StatusOK, m.pieces()...)
 			return true
 		}
 		if !streaming {
 			streaming = true
 			if cw.startEvents() != nil {
-				answer = nil
+				answer = postMsg{}
 				return true
 			}
 		}
-		if cw.event(m.msg) != nil {
-			answer = nil
+		if cw.event(m.pieces()...) != nil {
+			answer = postMsg{}
 			return true
 		}
 		return m.final
@@ -359,7 +395,7 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer []b
 				return answer
 			}
 		case <-r.Context().Done():
-			return nil // the client went away; it may still get its answer no other way
+			return postMsg{} // the client went away; it may still get its answer no other way
 		case <-p.st.ended:
 			for { // what was sent before the end still goes out
 				select {
@@ -375,7 +411,7 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer []b
 			if !streaming {
 				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
 			}
-			return nil
+			return postMsg{}
 		}
 	}
 }

@@ -159,13 +159,11 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 		if err != nil {
 			return nil, hint, err
 		}
-		// The result is split once, for its items and its cache hint: on a
-		// list of thousands of tools each pass over it counts.
-		ms, err := rawjson.SplitValid(raw)
-		if err != nil {
-			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
-		}
-		pageItems, next, err := parseListMembers(ms, k)
+		// The result is split once, items included, for its items and its
+		// cache hint: on a list of thousands of tools each pass over it
+		// counts.
+		ms, list, err := rawjson.SplitWithObjects(raw, info.key)
+		pageItems, next, err := parseListMembers(ms, list, err, k)
 		if err != nil {
 			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
 		}
@@ -226,16 +224,20 @@ func dropDuplicates(items []item) ([]item, string) {
 // the connection has already validated, so it is split without validating
 // it again: on a list of thousands of tools that is most of the cost.
 func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
-	ms, err := rawjson.SplitValid(raw)
-	if err != nil {
-		return nil, "", err
-	}
-	return parseListMembers(ms, k)
+	ms, list, err := rawjson.SplitWithObjects(raw, kinds[k].key)
+	return parseListMembers(ms, list, err, k)
 }
 
-// parseListMembers is parseListPage on a result already split.
-func parseListMembers(ms rawjson.MemberList, k kind) ([]item, string, error) {
+// parseListMembers is parseListPage on a result already split by
+// rawjson.SplitWithObjects, which returned ms, list and splitErr.
+func parseListMembers(ms rawjson.MemberList, list *rawjson.ObjectList, splitErr error, k kind) ([]item, string, error) {
 	info := kinds[k]
+	if _, ok := splitErr.(*rawjson.ElementError); ok {
+		return nil, "", itemsError(info.key, splitErr)
+	}
+	if splitErr != nil {
+		return nil, "", splitErr
+	}
 	var next string
 	if c, ok := ms.Get("nextCursor"); ok && string(c) != "null" {
 		var err error
@@ -247,18 +249,20 @@ func parseListMembers(ms rawjson.MemberList, k kind) ([]item, string, error) {
 	if !ok {
 		return nil, next, fmt.Errorf("no %q array", info.key)
 	}
-	raws, err := rawjson.ElementsValid(arr)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %v", info.key, err)
+	if list == nil { // not an array: ObjectsValid says so
+		elems, members, err := rawjson.ObjectsValid(arr)
+		if err != nil {
+			return nil, "", itemsError(info.key, err)
+		}
+		list = &rawjson.ObjectList{Elems: elems, Members: members}
 	}
+	raws, split := list.Elems, list.Members
 	items := make([]item, 0, len(raws))
 	for i, r := range raws {
-		im, err := rawjson.SplitValid(r)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s[%d]: %v", info.key, i, err)
-		}
+		im := split[i]
 		nameRaw, ok := im.Get(info.nameKey)
 		var name string
+		var err error
 		if ok {
 			name, err = stringValue(nameRaw)
 		}
@@ -272,6 +276,15 @@ func parseListMembers(ms rawjson.MemberList, k kind) ([]item, string, error) {
 		items = append(items, it)
 	}
 	return items, next, nil
+}
+
+// itemsError names the item at fault ("tools[3]: not a JSON object"), or
+// the array.
+func itemsError(key string, err error) error {
+	if _, ok := err.(*rawjson.ElementError); ok {
+		return fmt.Errorf("%s%v", key, err)
+	}
+	return fmt.Errorf("%s: %v", key, err)
 }
 
 // stringValue reads a JSON string from valid JSON; anything else is an

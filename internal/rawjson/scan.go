@@ -396,6 +396,25 @@ func internKey(lit []byte, escaped bool) (string, error) {
 		return "progress", nil
 	case "total":
 		return "total", nil
+	// The members of list items: a list of thousands copies none of them.
+	case "title":
+		return "title", nil
+	case "description":
+		return "description", nil
+	case "inputSchema":
+		return "inputSchema", nil
+	case "outputSchema":
+		return "outputSchema", nil
+	case "annotations":
+		return "annotations", nil
+	case "icons":
+		return "icons", nil
+	case "uriTemplate":
+		return "uriTemplate", nil
+	case "mimeType":
+		return "mimeType", nil
+	case "size":
+		return "size", nil
 	}
 	// Bytes that are not UTF-8 become U+FFFD, as json.Unmarshal would
 	// make them.
