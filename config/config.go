@@ -232,9 +232,10 @@ const (
 	// DefaultMaxTimeout is the least max_timeout; a longer timeout raises it.
 	DefaultMaxTimeout   = 5 * time.Minute
 	DefaultMaxInstances = 100
-	// DefaultStartConcurrency: enough to start a typical config at once,
+	// DefaultStartConcurrency: enough to start a typical config (ten or so
+	// servers) at once, with room to spare,
 	// few enough that fifty npx servers do not start together.
-	DefaultStartConcurrency = 8
+	DefaultStartConcurrency = 16
 	DefaultMaxQueued        = 100
 	DefaultIdleTimeout      = 30 * time.Minute
 )
