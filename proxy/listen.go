@@ -83,6 +83,9 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 			honored.ResourceSubscriptions = append(honored.ResourceSubscriptions, uri)
 		}
 	}
+	// Routed: its subscriptions move with their servers at a reload (or
+	// end with them), and nothing else of it goes to a server.
+	letGoOfServers(ctx)
 	rec.Server = "mcpgate"
 	s.notifyRelated(notifyAcknowledged, setMeta(mustJSON(map[string]any{"notifications": honored}), metaPair{metaSubscriptionID, l.tag}), l.id)
 	l.ack()

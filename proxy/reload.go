@@ -48,6 +48,17 @@ func newUpstreamSet(cfg *config.Config) *upstreamSet {
 // live is the set in force.
 func (g *Gateway) live() *upstreamSet { return g.liveSet.Load() }
 
+type ctxHeldSetKey struct{}
+
+// letGoOfServers ends the hold of the request ctx serves on the server set
+// it began under: for a request that lives on once it has been routed (a
+// listen), so that a reload's removed servers need not wait for its end.
+func letGoOfServers(ctx context.Context) {
+	if release, ok := ctx.Value(ctxHeldSetKey{}).(func()); ok {
+		release()
+	}
+}
+
 // holdLive keeps the live set's servers running until the returned
 // function is called (see above). A set retired between the load and the
 // count is let go, and the newer one held instead.

@@ -169,12 +169,15 @@ func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
 
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {
 	defer s.g.recoverRequest(msg, &err)
-	defer s.g.holdLive()() // the servers it may be routed to stay until it ends (see Reload)
+	// The servers it may be routed to stay until it ends, or until it says
+	// it is routed (see Reload, letGoOfServers).
+	held := sync.OnceFunc(s.g.holdLive())
+	defer held()
 	env, err := readEnvelope(msg)
 	if err != nil {
 		return nil, err
 	}
-	ctx = withMessage(ctx, s, msg, env)
+	ctx = withMessage(context.WithValue(ctx, ctxHeldSetKey{}, held), s, msg, env)
 	m := clientMethods[msg.Method]
 	if env != nil {
 		rec.Protocol, rec.Client = env.version, env.client.Name
