@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -114,22 +115,13 @@ func discoveryKey(s config.Server) string {
 	field("cwd", s.Cwd)
 	field("url", s.URL)
 	field("protocol", s.Protocol)
-	for _, name := range sortedKeys(s.Env) {
+	for _, name := range slices.Sorted(maps.Keys(s.Env)) {
 		field("env", name+"="+hashed(s.Env[name]))
 	}
-	for _, name := range sortedKeys(s.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
 		field("header", name+"="+hashed(s.Headers[name]))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (d *discoveryCache) on() bool { return d != nil && d.dir != "" }

@@ -165,23 +165,28 @@ func (g *Gateway) endSessionInstances(s *session) {
 func (g *Gateway) stopAllInstances() {
 	var wg sync.WaitGroup
 	for _, base := range g.live().upstreams {
-		if !base.isolatedBase() {
-			continue
-		}
-		base.instances.mu.Lock()
-		base.instances.closed = true
-		all := base.instances.bySession
-		base.instances.bySession = map[*session]*upstream{}
-		base.instances.mu.Unlock()
-		for _, inst := range all {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				inst.stopInstance()
-			}()
+		if base.isolatedBase() {
+			base.closeInstances(&wg)
 		}
 	}
 	wg.Wait()
+}
+
+// closeInstances lets base start no more instances and stops those
+// running, each stop counted in wg.
+func (base *upstream) closeInstances(wg *sync.WaitGroup) {
+	base.instances.mu.Lock()
+	base.instances.closed = true
+	all := base.instances.bySession
+	base.instances.bySession = map[*session]*upstream{}
+	base.instances.mu.Unlock()
+	for _, inst := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst.stopInstance()
+		}()
+	}
 }
 
 // reapIdleInstances stops instances unused for their server's

@@ -336,19 +336,8 @@ func (g *Gateway) retire(old *upstreamSet, gone []*upstream, stale []*serverPoli
 // instances, and forgets the subscriptions to it.
 func (g *Gateway) stopRetired(u *upstream) {
 	if u.isolatedBase() {
-		u.instances.mu.Lock()
-		u.instances.closed = true
-		all := u.instances.bySession
-		u.instances.bySession = map[*session]*upstream{}
-		u.instances.mu.Unlock()
 		var wg sync.WaitGroup
-		for _, inst := range all {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				inst.stopInstance()
-			}()
-		}
+		u.closeInstances(&wg)
 		wg.Wait()
 	}
 	if u.supervised != nil {
