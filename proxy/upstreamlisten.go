@@ -109,6 +109,14 @@ func (u *upstream) relisten(ctx context.Context, w *wire) (listenFilter, error) 
 	}
 	gone := ls.ended
 	ls.mu.Unlock()
+	defer func() {
+		// Whatever the outcome: an ack that never came, or came for a
+		// listen given up on, must not stay behind.
+		ls.mu.Lock()
+		delete(ls.acks, call.ID())
+		delete(ls.early, call.ID())
+		ls.mu.Unlock()
+	}()
 	if gone {
 		u.endListen(w, call, cancel, "the connection is ending")
 		return listenFilter{}, jsonrpc.ErrClosed
@@ -138,7 +146,6 @@ func (u *upstream) relisten(ctx context.Context, w *wire) (listenFilter, error) 
 		return listenFilter{}, ctx.Err()
 	}
 	ls.mu.Lock()
-	delete(ls.acks, call.ID())
 	old, oldCancel := ls.current, ls.cancel
 	ls.current, ls.cancel = call, cancel
 	ls.mu.Unlock()
@@ -224,9 +231,13 @@ func (u *upstream) listenAcknowledged(params json.RawMessage) {
 		delete(ls.acks, p.Meta.ID)
 		return
 	}
-	if len(ls.early) < 16 {
-		ls.early[p.Meta.ID] = params
+	// An ack may overtake the listen's registration (the request is sent
+	// first). Acks for no listen of ours would otherwise fill the room
+	// for good: a full table starts again.
+	if len(ls.early) >= 16 {
+		clear(ls.early)
 	}
+	ls.early[p.Meta.ID] = params
 }
 
 // endListens marks the connection's listens as gone.
