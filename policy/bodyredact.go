@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -63,12 +64,20 @@ func (p *textScan) RedactBody(msg json.RawMessage) (json.RawMessage, error) {
 	if !p.redactsBodies {
 		return msg, nil
 	}
-	out, err := rewriteStrings(msg, func(s string) (string, bool) {
+	// Member names too: a map keyed by tokens carries them there. A
+	// redacted name gets a number, so that names stay distinct.
+	names := 0
+	out, err := rewriteJSONStrings(msg, true, func(s string, name bool) (string, bool) {
 		found := p.det.Scan(s, nil)
 		if len(found) == 0 {
 			return "", false
 		}
-		return redact(s, found, nil), true
+		out := redact(s, found, nil)
+		if name {
+			names++
+			out += fmt.Sprintf("#%d", names)
+		}
+		return out, true
 	})
 	return out, err
 }

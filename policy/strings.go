@@ -28,6 +28,12 @@ import (
 // an unterminated string or a bad escape. The error gives an offset, never
 // the text.
 func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, error) {
+	return rewriteJSONStrings(msg, false, func(s string, _ bool) (string, bool) { return visit(s) })
+}
+
+// rewriteJSONStrings is rewriteStrings that also visits member names when
+// names is true (name tells visit which it has).
+func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) (string, bool)) ([]byte, error) {
 	var out []byte // nil until the first replacement
 	copied := 0    // msg[:copied] is in out
 	var scratch *[]byte
@@ -56,11 +62,12 @@ func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, er
 			s = view(*scratch)
 		}
 		i = end + 1
-		if memberName(msg, i) {
+		name := memberName(msg, i)
+		if name && !names {
 			continue
 		}
 		body := msg[open+1 : end]
-		repl, ok := visit(s)
+		repl, ok := visit(s, name)
 		if !ok || repl == s {
 			continue
 		}
