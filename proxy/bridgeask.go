@@ -84,7 +84,13 @@ func (s *session) callBridged(ctx context.Context, up *upstream, method, name st
 	// ends with it.
 	xctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), ctxRequestKey{}, req))
 	x.cancel = cancel
+	// The gateway owns the call (Close ends the exchanges, then waits).
+	if !s.g.addBackground() {
+		cancel()
+		return nil, jsonrpc.Errorf(errUnavailable, "mcpgate is stopping: %s is not sent", method)
+	}
 	go func() {
+		defer s.g.background.Done()
 		res, err := up.callWatched(xctx, method, params, dl)
 		x.result <- callResult{res, err}
 	}()
@@ -126,6 +132,13 @@ func (x *exchange) park() (json.RawMessage, error) {
 		g.mu.Unlock()
 		x.end("too many exchanges wait for their clients")
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and mcpgate already holds %d calls waiting for their clients' input", x.up.name, maxParked)
+	}
+	x.mu.Lock()
+	ended := x.ended // ended meanwhile: end has nothing parked to take away
+	x.mu.Unlock()
+	if ended {
+		g.mu.Unlock()
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q: the call ended while it asked for input", x.up.name)
 	}
 	g.parked[x.id] = x
 	g.mu.Unlock()
@@ -169,7 +182,11 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 		return nil, invalidState("the call it continues has ended, or the state was used already")
 	}
 	x.mu.Lock()
-	x.expiry.Stop()
+	if x.ended || !x.expiry.Stop() {
+		// Its time ran out as it was taken: end has it, or will.
+		x.mu.Unlock()
+		return nil, invalidState("the call it continues has ended (it waited longer than " + parkTTL.String() + ")")
+	}
 	var answers map[string]json.RawMessage
 	if ms, err := rawjson.SplitValid(params); err == nil {
 		if raw, ok := ms.Get("inputResponses"); ok {

@@ -112,6 +112,10 @@ func (s *session) askClient(ctx context.Context, req clientRequest, asked map[st
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// As long as a modern client's answers are waited for (parkTTL): a
+	// client that never answers does not hold the call for ever.
+	ctx, cancel := context.WithTimeout(ctx, parkTTL)
+	defer cancel()
 	answers := make(map[string]json.RawMessage, len(keys))
 	var mu sync.Mutex
 	var failed string
