@@ -109,6 +109,11 @@ func (r *reloader) watch(ctx context.Context, every time.Duration) {
 func (r *reloader) reload(trigger string) (proxy.Changes, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.reloadLocked(trigger)
+}
+
+// reloadLocked is reload with r.mu held.
+func (r *reloader) reloadLocked(trigger string) (proxy.Changes, error) {
 	r.log.Info("reloading the config", "config", r.c.configPath(), "trigger", trigger)
 	cfg, err := r.c.loadConfig()
 	if err != nil {
@@ -139,7 +144,13 @@ func (r *reloader) adminHandler() http.Handler {
 			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
 			return
 		}
-		ch, err := r.reload("POST /admin/reload")
+		// One at a time, and no queue of HTTP requests behind a slow one.
+		if !r.mu.TryLock() {
+			http.Error(w, "a reload is under way; ask again when it has ended", http.StatusConflict)
+			return
+		}
+		ch, err := r.reloadLocked("POST /admin/reload")
+		r.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		if err != nil {
 			w.WriteHeader(http.StatusUnprocessableEntity)
