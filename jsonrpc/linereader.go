@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 )
 
 // lineReader splits a byte stream into lines, each in a buffer of its own
@@ -139,7 +141,7 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		// where the collector's pacing would let two or three such
 		// buffers coexist (twice the live heap), and the process's peak
 		// memory with them.
-		runtime.GC()
+		forceCollection(false)
 	}
 	line := make([]byte, 0, min(size, lr.limit+1))
 	line = append(line, lr.buf[lr.pos:lr.end]...)
@@ -162,7 +164,7 @@ func (lr *lineReader) readLong() ([]byte, error) {
 				// and given back to the system, they do not add to the
 				// peak (the first big line only: the next ones start at
 				// its size).
-				debug.FreeOSMemory()
+				forceCollection(true)
 			}
 			grown := make([]byte, len(line), size)
 			copy(grown, line)
@@ -214,5 +216,25 @@ func (lr *lineReader) skipRest(line []byte) error {
 			lr.pos = lr.end
 			return e
 		}
+	}
+}
+
+// lastForced is when a reader last forced a collection (unix nanoseconds).
+var lastForced atomic.Int64
+
+// forceCollection runs a collection (and gives memory back to the system,
+// if free), at most once a second in the whole process: a peer that sends
+// big lines in a row must not make every reader wait on a full collection
+// each time.
+func forceCollection(free bool) {
+	now := time.Now().UnixNano()
+	last := lastForced.Load()
+	if now-last < int64(time.Second) || !lastForced.CompareAndSwap(last, now) {
+		return
+	}
+	if free {
+		debug.FreeOSMemory()
+	} else {
+		runtime.GC()
 	}
 }

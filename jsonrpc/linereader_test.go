@@ -46,7 +46,7 @@ func FuzzLineReader(f *testing.F) {
 			got := string(line)
 			if errors.As(err, &tl) {
 				got = fmt.Sprintf("too large: %d", tl.Size)
-				if len(tl.Prefix) > limit || !strings.HasPrefix(string(data), "") {
+				if len(tl.Prefix) > limit || !strings.HasPrefix(lines[i], string(tl.Prefix)) {
 					t.Fatalf("prefix of %d bytes kept for limit %d", len(tl.Prefix), limit)
 				}
 			} else if err != nil && err != io.EOF {
