@@ -106,11 +106,7 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	var dups string
 	if f.err == nil {
 		u.g.discovery.storeList(u, k, f.items, hint) // as the server sent it
-		f.items, dups = dropDuplicates(f.items)
-		if k == kindTools && u.mirrorsHeaders() {
-			f.items = u.dropInvalidHeaderTools(f.items)
-		}
-		f.items = u.applyListPolicies(ctx, k, f.items)
+		f.items, dups = u.cleanList(ctx, k, f.items, u.mirrorsHeaders())
 	}
 	var cap listCapability
 	if raw, ok := u.capability(kinds[k].capability); ok {
@@ -138,6 +134,18 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	}
 	close(f.done)
 	return f.items, f.err
+}
+
+// cleanList makes a list as a server sent it the list clients see: each
+// name once, no tool whose header annotations break the rules when
+// mcpgate mirrors headers to the server, the filters and list policies
+// applied. It returns the names listed more than once.
+func (u *upstream) cleanList(ctx context.Context, k kind, items []item, mirrorsHeaders bool) ([]item, string) {
+	items, dups := dropDuplicates(items)
+	if k == kindTools && mirrorsHeaders {
+		items = u.dropInvalidHeaderTools(items)
+	}
+	return u.applyListPolicies(ctx, k, items), dups
 }
 
 // fetchPages fetches every page of a list, and what the server said of how

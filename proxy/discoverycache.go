@@ -248,8 +248,9 @@ func (g *Gateway) cachedList(ctx context.Context, base *upstream, k kind) (listR
 		g.log.Error("BUG: a discovery cache list no longer parses", "server", base.name, "method", kinds[k].list, "err", err)
 		return listResult{}, false
 	}
-	items, _ = dropDuplicates(items)
-	items = base.applyListPolicies(ctx, k, items)
+	// The server's era is the one it had when the list was cached.
+	mirrors := base.cfg.Type == config.TypeHTTP && init.ProtocolVersion == versionModern
+	items, _ = base.cleanList(ctx, k, items, mirrors)
 	// Not to be reused by a modern client: the live list replaces it soon.
 	return listResult{up: base, items: items, hint: cacheHint{declared: true}, cached: l.fetched}, true
 }
