@@ -159,8 +159,8 @@ func requestStringParam(ctx context.Context, params json.RawMessage, key string)
 	}
 	raw, ok := ms.Get(key)
 	var v string
-	if ok && raw[0] == '"' {
-		v, err = rawjson.Unquote(raw) // no reflection: this is on every call's path
+	if ok {
+		v, err = stringValue(raw) // no reflection: this is on every call's path
 	}
 	if !ok || err != nil || v == "" {
 		return nil, "", jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.%s must be a non-empty string", key)
@@ -210,8 +210,11 @@ func renameErrorURI(err error, from, to string) error {
 	if perr != nil {
 		return err
 	}
-	var uri string
-	if raw, ok := ms.Get("uri"); !ok || json.Unmarshal(raw, &uri) != nil || uri != from {
+	raw, ok := ms.Get("uri")
+	if !ok {
+		return err
+	}
+	if uri, verr := stringValue(raw); verr != nil || uri != from {
 		return err
 	}
 	out := jsonrpc.ToWire(err)
