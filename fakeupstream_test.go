@@ -69,31 +69,32 @@ type fakeTool struct {
 // uses _meta.progressToken as before. ask still sends its request on stdio
 // (a server breaking the modern rule); over -http it is an error.
 type fakeBehaviour struct {
-	Text        string          `json:"text"`          // answer with this text (default: echo the arguments)
-	Result      json.RawMessage `json:"result"`        // answer with exactly this result
-	Error       json.RawMessage `json:"error"`         // answer with this JSON-RPC error
-	WaitForFile string          `json:"wait_for_file"` // do not answer until this file exists
-	StartedFile string          `json:"started_file"`  // create this file as soon as the call arrives
-	StopReading bool            `json:"stop_reading"`  // stop reading stdin for good (a server busy in one long call), then go on
-	TextBytes   int             `json:"text_bytes"`    // answer with a text of this many bytes
-	AskCount    int             `json:"ask_count"`     // with ask: send it this many times at once; answer with how many were refused
-	AskRefusals int             `json:"ask_refusals"`  // with ask_count: answer once this many were refused (or after 10s)
-	Progress    int             `json:"progress"`      // send this many progress notifications first
-	ProgressGap string          `json:"progress_gap"`  // wait this long before each progress notification
-	Work        string          `json:"work"`          // take this long to answer (a tool doing work, for benchmarks)
-	Crash       bool            `json:"crash"`         // exit 3 instead of answering
-	Notify      string          `json:"notify"`        // send this notification (method) before answering
-	NotifyCount int             `json:"notify_count"`  // send it this many times, in one write (a burst)
-	NotifyAfter *fakeNotify     `json:"notify_after"`  // send this notification after the ask was answered
-	AddTool     *fakeTool       `json:"add_tool"`      // add this tool to the list first
-	AwaitList   bool            `json:"await_list"`    // after notify, answer only once tools/list was served
-	Ask         *fakeAsk        `json:"ask"`           // send this request to the client; answer with what came back
-	Update      string          `json:"update"`        // send notifications/resources/updated for this URI first
-	AwaitAsk    bool            `json:"await_ask"`     // answer with the outcome of ask_at_start, once it is known
-	LogMessage  string          `json:"log_message"`   // send notifications/message with this text first
-	Stderr      string          `json:"stderr"`        // write this to stderr first, as is (no newline added)
-	StderrTimes int             `json:"stderr_times"`  // write it this many times (default once): a flood
-	LogBurst    *fakeBurst      `json:"log_burst"`     // send this many large notifications/message first
+	Text             string          `json:"text"`               // answer with this text (default: echo the arguments)
+	Result           json.RawMessage `json:"result"`             // answer with exactly this result
+	Error            json.RawMessage `json:"error"`              // answer with this JSON-RPC error
+	WaitForFile      string          `json:"wait_for_file"`      // do not answer until this file exists
+	StartedFile      string          `json:"started_file"`       // create this file as soon as the call arrives
+	StopReading      bool            `json:"stop_reading"`       // stop reading stdin for good (a server busy in one long call), then go on
+	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes
+	AskCount         int             `json:"ask_count"`          // with ask: send it this many times at once; answer with how many were refused
+	AskRefusals      int             `json:"ask_refusals"`       // with ask_count: answer once this many were refused (or after 10s)
+	Progress         int             `json:"progress"`           // send this many progress notifications first
+	ProgressGap      string          `json:"progress_gap"`       // wait this long before each progress notification
+	Work             string          `json:"work"`               // take this long to answer (a tool doing work, for benchmarks)
+	Crash            bool            `json:"crash"`              // exit 3 instead of answering
+	Notify           string          `json:"notify"`             // send this notification (method) before answering
+	NotifyCount      int             `json:"notify_count"`       // send it this many times, in one write (a burst)
+	NotifyAfter      *fakeNotify     `json:"notify_after"`       // send this notification after the ask was answered
+	ProgressAfterAsk int             `json:"progress_after_ask"` // send this many progress notifications after the ask was answered
+	AddTool          *fakeTool       `json:"add_tool"`           // add this tool to the list first
+	AwaitList        bool            `json:"await_list"`         // after notify, answer only once tools/list was served
+	Ask              *fakeAsk        `json:"ask"`                // send this request to the client; answer with what came back
+	Update           string          `json:"update"`             // send notifications/resources/updated for this URI first
+	AwaitAsk         bool            `json:"await_ask"`          // answer with the outcome of ask_at_start, once it is known
+	LogMessage       string          `json:"log_message"`        // send notifications/message with this text first
+	Stderr           string          `json:"stderr"`             // write this to stderr first, as is (no newline added)
+	StderrTimes      int             `json:"stderr_times"`       // write it this many times (default once): a flood
+	LogBurst         *fakeBurst      `json:"log_burst"`          // send this many large notifications/message first
 	// Input: rounds of multi-round-trip input before the answer
 	// (fakeinput_test.go). Prompts and resources take it too, in their "do".
 	Input      []fakeRound `json:"input"`
@@ -602,6 +603,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		}
 		if n := do.NotifyAfter; n != nil {
 			f.conn.Notify(ctx, n.Method, n.Params)
+		}
+		for i := 1; i <= do.ProgressAfterAsk && p.Meta.ProgressToken != nil; i++ {
+			f.conn.Notify(ctx, "notifications/progress", mustMarshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "message": "after the answer"}))
 		}
 		return mustMarshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}}), nil
 	}

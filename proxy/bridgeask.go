@@ -44,6 +44,9 @@ type exchange struct {
 	method string    // the client's method
 	name   string    // and the name or URI it used
 	cancel context.CancelFunc
+	// progress is the call's minted progress token, pointed at the
+	// client's request of the round under way (none while parked).
+	progress progressLease
 
 	result chan callResult // the server's answer to the call
 	asks   chan *ask       // the server's requests, as they come
@@ -72,9 +75,9 @@ type ask struct {
 
 // callBridged makes a modern client's call to a legacy server as an
 // exchange, so that a request for input can be answered input_required.
-func (s *session) callBridged(ctx context.Context, up *upstream, method, name string, params json.RawMessage, dl *deadline) (json.RawMessage, error) {
+func (s *session) callBridged(ctx context.Context, up *upstream, method, name string, params json.RawMessage, dl *deadline, progress progressLease) (json.RawMessage, error) {
 	x := &exchange{
-		g: s.g, id: newSessionID(), up: up.base, method: method, name: name,
+		g: s.g, id: newSessionID(), up: up.base, method: method, name: name, progress: progress,
 		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}),
 		pending: map[string]*ask{},
 	}
@@ -87,11 +90,13 @@ func (s *session) callBridged(ctx context.Context, up *upstream, method, name st
 	// The gateway owns the call (Close ends the exchanges, then waits).
 	if !s.g.addBackground() {
 		cancel()
+		progress.release()
 		return nil, jsonrpc.Errorf(errUnavailable, "mcpgate is stopping: %s is not sent", method)
 	}
 	go func() {
 		defer s.g.background.Done()
 		res, err := up.callWatched(xctx, method, params, dl)
+		progress.release()
 		x.result <- callResult{res, err}
 	}()
 	return s.awaitExchange(ctx, x)
@@ -142,6 +147,7 @@ func (x *exchange) park() (json.RawMessage, error) {
 	}
 	g.parked[x.id] = x
 	g.mu.Unlock()
+	x.progress.retarget(nil, jsonrpc.ID{}, nil) // the client is away until its next round
 	x.mu.Lock()
 	x.round++
 	requests := make(map[string]inputRequest, len(x.pending))
@@ -201,6 +207,9 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	}
 	left := len(x.pending)
 	x.mu.Unlock()
+	req, _ := requestFrom(ctx)
+	_, _, _, token, _ := progressTokenOf(params)
+	x.progress.retarget(s, req.id, token)
 	if left > 0 {
 		return x.park() // asked again for what is still missing
 	}

@@ -89,9 +89,9 @@ func (s *session) fulfilInput(ctx context.Context, up *upstream, method string, 
 		}
 		retry := withInput(params, answers, state)
 		dl := up.newDeadline()
-		sent, release := s.g.mapProgressToken(s, req.id, up, retry, dl)
+		sent, progress := s.g.mapProgressToken(s, req.id, up, retry, dl)
 		res, err = up.callWatched(ctx, method, sent, dl)
-		release()
+		progress.release()
 		if err != nil || !inputRequired(res) {
 			return res, err
 		}

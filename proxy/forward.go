@@ -99,13 +99,14 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 		return s.resumeExchange(ctx, up, method, name, params, state)
 	}
 	dl := up.newDeadline()
-	sent, release := s.g.mapProgressToken(s, req.id, up, params, dl)
-	defer release()
+	sent, progress := s.g.mapProgressToken(s, req.id, up, params, dl)
 	if bridged {
 		// A legacy server may ask this modern client for input: the call
-		// is an exchange (see bridgeask.go).
-		return s.callBridged(ctx, up, method, name, sent, dl)
+		// is an exchange (see bridgeask.go), which holds the progress
+		// token for as long as the server's call runs.
+		return s.callBridged(ctx, up, method, name, sent, dl, progress)
 	}
+	defer progress.release()
 	res, err := up.callWatched(ctx, method, sent, dl)
 	if req.env == nil && up.isModern() {
 		// A modern server asks for input; this legacy client is asked

@@ -33,19 +33,46 @@ func newProgressTable() *progressTable {
 	return &progressTable{byToken: map[string]*progressEntry{}}
 }
 
-// register mints a token for the entry's request. release forgets it:
-// progress after the answer is dropped, as clients drop it anyway.
-func (t *progressTable) register(e *progressEntry) (minted json.RawMessage, release func()) {
+// register mints a token for the entry's request. Releasing the lease
+// forgets it: progress after the answer is dropped, as clients drop it anyway.
+func (t *progressTable) register(e *progressEntry) (minted json.RawMessage, lease progressLease) {
 	t.mu.Lock()
 	t.next++
 	minted = quote("mcpgate-" + strconv.FormatInt(t.next, 10))
 	key := string(minted)
 	t.byToken[key] = e
 	t.mu.Unlock()
-	return minted, func() {
-		t.mu.Lock()
-		delete(t.byToken, key)
-		t.mu.Unlock()
+	return minted, progressLease{t, key}
+}
+
+// progressLease is a minted token's place in the table, held by whoever
+// waits for the server's answer. The zero lease holds none.
+type progressLease struct {
+	t   *progressTable
+	key string
+}
+
+func (l progressLease) release() {
+	if l.t == nil {
+		return
+	}
+	l.t.mu.Lock()
+	delete(l.t.byToken, l.key)
+	l.t.mu.Unlock()
+}
+
+// retarget sends the token's progress to another request of a client: the
+// round of a bridged call (bridgeask.go) the client makes now. With no
+// token (the client asked for none, or is away between rounds), progress
+// still pushes the deadline back but goes to nobody.
+func (l progressLease) retarget(s *session, request jsonrpc.ID, token json.RawMessage) {
+	if l.t == nil {
+		return
+	}
+	l.t.mu.Lock()
+	defer l.t.mu.Unlock()
+	if e := l.t.byToken[l.key]; e != nil {
+		e.s, e.request, e.token = s, request, token
 	}
 }
 
@@ -70,31 +97,36 @@ func (t *progressTable) dropSession(s *session) {
 }
 
 // mapProgressToken replaces a client's _meta.progressToken in params with a
-// minted one, whose progress pushes dl back. release must be called when
-// the request is answered.
-func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream, params json.RawMessage, dl *deadline) (json.RawMessage, func()) {
-	noop := func() {}
+// minted one, whose progress pushes dl back. The lease must be released
+// when the request is answered.
+func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream, params json.RawMessage, dl *deadline) (json.RawMessage, progressLease) {
+	ms, meta, mm, token, ok := progressTokenOf(params)
+	if !ok {
+		return params, progressLease{}
+	}
+	minted, lease := g.progress.register(&progressEntry{s: s, request: request, up: up, token: token, deadline: dl})
+	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), lease
+}
+
+// progressTokenOf finds params._meta.progressToken, and returns it with
+// the splits that lead to it.
+func progressTokenOf(params json.RawMessage) (ms rawjson.MemberList, meta json.RawMessage, mm rawjson.MemberList, token json.RawMessage, ok bool) {
 	if !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return params, noop
+		return
 	}
 	ms, err := rawjson.Members(params)
 	if err != nil {
-		return params, noop
+		return
 	}
-	meta, ok := ms.Get("_meta")
+	meta, ok = ms.Get("_meta")
 	if !ok || len(meta) == 0 || meta[0] != '{' {
-		return params, noop
+		return ms, nil, nil, nil, false
 	}
-	mm, err := rawjson.SplitValid(meta)
-	if err != nil {
-		return params, noop
+	if mm, err = rawjson.SplitValid(meta); err != nil {
+		return ms, nil, nil, nil, false
 	}
-	token, ok := mm.Get("progressToken")
-	if !ok {
-		return params, noop
-	}
-	minted, release := g.progress.register(&progressEntry{s: s, request: request, up: up, token: token, deadline: dl})
-	return ms.Replace(params, "_meta", mm.Replace(meta, "progressToken", minted)), release
+	token, ok = mm.Get("progressToken")
+	return
 }
 
 // relayProgress sends an upstream's progress to the client that asked for
@@ -114,5 +146,8 @@ func (g *Gateway) relayProgress(u *upstream, params json.RawMessage) {
 		return
 	}
 	e.deadline.extend()
+	if e.token == nil {
+		return
+	}
 	e.s.notifyRelated(notifyProgress, ms.Replace(params, "progressToken", e.token), e.request)
 }
