@@ -162,11 +162,11 @@ func TestIdleSessionExpires(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := New(g, "127.0.0.1:0")
-		idle, err := f.newSession(false)
+		idle, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		busy, err := f.newSession(false)
+		busy, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false)
 		if err != nil {
 			t.Fatal(err)
 		}

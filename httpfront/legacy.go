@@ -13,7 +13,7 @@ import (
 // goes on that stream.
 
 func (f *Front) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
-	hs, err := f.newSession(true)
+	hs, err := f.newSession(r, true)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -37,7 +37,7 @@ func (f *Front) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	hs := f.sessions[r.URL.Query().Get("sessionId")]
 	f.mu.Unlock()
-	if hs == nil || !hs.stream.legacy {
+	if hs == nil || !hs.stream.legacy || hs.client != f.clientOf(r) {
 		http.Error(w, "unknown session: open GET /sse first", http.StatusNotFound)
 		return
 	}

@@ -134,7 +134,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 			jsonError(w, http.StatusBadRequest, id, errNoSession)
 			return
 		}
-		if hs, err = f.newSession(false); err != nil {
+		if hs, err = f.newSession(r, false); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}

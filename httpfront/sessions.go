@@ -16,6 +16,7 @@ import (
 // httpSession is one client's session over HTTP.
 type httpSession struct {
 	id     string
+	client string // clientOf the request that opened it
 	stream *httpStream
 
 	mu       sync.Mutex
@@ -37,9 +38,9 @@ func (hs *httpSession) version() string {
 }
 
 // newSession starts a session whose stream is fed by HTTP requests.
-func (f *Front) newSession(legacy bool) (*httpSession, error) {
+func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := f.routableID(newSessionID())
-	hs := &httpSession{id: id, stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
+	hs := &httpSession{id: id, client: f.clientOf(r), stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -55,7 +56,7 @@ func (f *Front) newSession(legacy bool) (*httpSession, error) {
 	f.mu.Unlock()
 	go func() {
 		defer f.serving.Done()
-		f.g.Serve(f.sessionsCtx, hs.stream, proxy.ServeOptions{SessionID: hs.id, Ended: hs.stream.deleted.Load})
+		f.g.Serve(f.sessionsCtx, hs.stream, proxy.ServeOptions{SessionID: hs.id, Client: hs.client, Ended: hs.stream.deleted.Load})
 		f.mu.Lock()
 		delete(f.sessions, hs.id)
 		f.mu.Unlock()
@@ -114,7 +115,7 @@ func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
 	f.mu.Lock()
 	hs := f.sessions[id]
 	f.mu.Unlock()
-	if hs == nil || hs.stream.legacy {
+	if hs == nil || hs.stream.legacy || hs.client != f.clientOf(r) {
 		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
 	}
 	if v := r.Header.Get(headerProtocol); v != "" && !proxy.SupportsVersion(v) {

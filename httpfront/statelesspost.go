@@ -51,7 +51,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	go func() {
 		defer f.serving.Done()
 		defer release()
-		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true})
+		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: f.clientOf(r)})
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
 	st.respond(w, r, f.writeTimeout, f.keepAlive)

@@ -43,6 +43,7 @@ type exchange struct {
 	up     *upstream // the configured server
 	method string    // the client's method
 	name   string    // and the name or URI it used
+	client string    // who made it (session.client): only they may continue it
 	cancel context.CancelFunc
 	// progress is the call's minted progress token, pointed at the
 	// client's request of the round under way (none while parked).
@@ -77,7 +78,7 @@ type ask struct {
 // exchange, so that a request for input can be answered input_required.
 func (s *session) callBridged(ctx context.Context, up *upstream, method, name string, params json.RawMessage, dl *deadline, progress progressLease) (json.RawMessage, error) {
 	x := &exchange{
-		g: s.g, id: newSessionID(), up: up.base, method: method, name: name, progress: progress,
+		g: s.g, id: newSessionID(), up: up.base, method: method, name: name, client: s.client, progress: progress,
 		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}),
 		pending: map[string]*ask{},
 	}
@@ -154,7 +155,7 @@ func (x *exchange) park() (json.RawMessage, error) {
 	for k, a := range x.pending {
 		requests[k] = inputRequest{Method: a.method, Params: a.params}
 	}
-	state := g.signState(exchangeState{Exchange: x.id, Round: x.round, Server: x.up.name, Method: x.method, Name: x.name, Expires: time.Now().Add(parkTTL).Unix()})
+	state := g.signState(exchangeState{Exchange: x.id, Round: x.round, Server: x.up.name, Method: x.method, Name: x.name, Expires: time.Now().Add(parkTTL).Unix(), Client: g.clientTag(x.client)})
 	x.expiry = time.AfterFunc(parkTTL, func() { x.end("the client did not come back with the input within " + parkTTL.String()) })
 	x.mu.Unlock()
 	return mustJSON(map[string]any{"resultType": "input_required", "inputRequests": requests, "requestState": state}), nil
@@ -163,7 +164,7 @@ func (x *exchange) park() (json.RawMessage, error) {
 // resumeExchange serves a modern client's request that carries a state of
 // mcpgate's: the exchange it names gets the answers, and goes on.
 func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name string, params json.RawMessage, state string) (json.RawMessage, error) {
-	st, err := s.g.checkState(state)
+	st, err := s.g.checkState(state, s.client)
 	if err != nil {
 		return nil, err
 	}

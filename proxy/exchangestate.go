@@ -37,7 +37,20 @@ type exchangeState struct {
 	Server   string `json:"s"`
 	Method   string `json:"m"`
 	Name     string `json:"t"`
-	Expires  int64  `json:"e"` // unix seconds
+	Expires  int64  `json:"e"`           // unix seconds
+	Client   string `json:"c,omitempty"` // clientTag of the client it was issued to
+}
+
+// clientTag names a client in a state without naming its credentials
+// (the state is the client's to read): a keyed hash, which replicas
+// sharing cluster.key compute alike.
+func (g *Gateway) clientTag(client string) string {
+	if client == "" {
+		return ""
+	}
+	mac := hmac.New(sha256.New, g.stateKey[:])
+	mac.Write([]byte("client\x00" + client))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:12])
 }
 
 // stateKeyLabel derives the states' key from cluster.key, so that the
@@ -73,8 +86,9 @@ func (g *Gateway) signState(st exchangeState) string {
 // still fail the check).
 func isOurState(state string) bool { return strings.HasPrefix(state, statePrefix) }
 
-// checkState verifies a state and returns what it says.
-func (g *Gateway) checkState(state string) (exchangeState, error) {
+// checkState verifies a state that client presents, and returns what it
+// says.
+func (g *Gateway) checkState(state, client string) (exchangeState, error) {
 	var st exchangeState
 	payload, sig, ok := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
 	if !ok || !isOurState(state) {
@@ -95,6 +109,9 @@ func (g *Gateway) checkState(state string) (exchangeState, error) {
 	}
 	if time.Now().Unix() > st.Expires {
 		return st, invalidState("it has expired")
+	}
+	if !hmac.Equal([]byte(st.Client), []byte(g.clientTag(client))) {
+		return st, invalidState("it was issued to another client")
 	}
 	return st, nil
 }

@@ -282,6 +282,11 @@ type ServeOptions struct {
 	// the Mcp-Session-Id, so that they match what the client sees. Empty:
 	// 128 random bits.
 	SessionID string
+	// Client names the client as the transport authenticated it (over
+	// HTTP, a hash of its bearer token); empty when it cannot tell clients
+	// apart. What mcpgate hands one client to continue a call with (a
+	// requestState) is refused to another.
+	Client string
 	// Ended, if not nil, reports whether the client ended the session
 	// itself (over HTTP, with DELETE): nobody waits for answers then, so
 	// requests in flight are cancelled at once rather than given the

@@ -19,6 +19,7 @@ type session struct {
 	out       *outbox     // the way out to the client; conn writes through it
 	closing   atomic.Bool // set when Serve is done: notifications stop
 	stateless bool        // no session: modern requests only, each on its own (ServeOptions.Stateless)
+	client    string      // who the client is (ServeOptions.Client)
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 
 	ready    chan struct{} // closed when the client sent notifications/initialized
@@ -40,7 +41,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	if id == "" {
 		id = newSessionID()
 	}
-	s := &session{g: g, id: id, stateless: opts.Stateless, ready: make(chan struct{}), draining: make(chan struct{})}
+	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, ready: make(chan struct{}), draining: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
