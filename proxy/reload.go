@@ -101,7 +101,12 @@ func (g *Gateway) redactLive(s string) string {
 
 // reloadState orders reloads with Start and Close.
 type reloadState struct {
-	mu      sync.Mutex // one reload at a time; guards the fields below
+	// serial lets one reload run at a time, its records included, so that
+	// the audit trail has them in the order they took effect. Close does
+	// not wait for it: only for mu, which a reload holds while it swaps
+	// the servers, never across I/O.
+	serial  sync.Mutex
+	mu      sync.Mutex // guards the fields below
 	started bool       // Start has run: a reload starts the servers it adds
 	closed  bool       // Close has begun: no more reloads
 	reaping bool       // the idle instance reaper runs
@@ -184,12 +189,12 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 	c.Servers = slices.Clone(c.Servers) // SetDefaults writes to them
 	c.SetDefaults()
 	cfg = &c
-	g.reloads.mu.Lock()
-	defer g.reloads.mu.Unlock()
-	if g.reloads.closed {
-		return Changes{}, errors.New("mcpgate is stopping: the config is not reloaded")
+	g.reloads.serial.Lock()
+	defer g.reloads.serial.Unlock()
+	if g.reloadsClosed() {
+		return Changes{}, errStoppingReload
 	}
-	old := g.live()
+	old := g.live() // only a reload swaps it, and this one is the only one
 	ch, eff, err := diffConfigs(old.cfg, cfg)
 	var pols map[string]*serverPolicies
 	if err == nil {
@@ -204,6 +209,33 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 		return Changes{}, err
 	}
 
+	g.reloads.mu.Lock()
+	if g.reloads.closed {
+		g.reloads.mu.Unlock()
+		for _, sp := range pols {
+			g.closeOwnPolicies(sp)
+		}
+		return Changes{}, errStoppingReload
+	}
+	g.swap(old, eff, pols)
+	g.reloads.mu.Unlock()
+	g.recordReload(ch)
+	return ch, nil
+}
+
+// errStoppingReload refuses a reload once Close has begun.
+var errStoppingReload = errors.New("mcpgate is stopping: the config is not reloaded")
+
+func (g *Gateway) reloadsClosed() bool {
+	g.reloads.mu.Lock()
+	defer g.reloads.mu.Unlock()
+	return g.reloads.closed
+}
+
+// swap makes eff the running config: the servers it adds start, those it
+// removes stop once their requests end, and clients hear of the lists that
+// changed. g.reloads.mu held; nothing here waits for I/O.
+func (g *Gateway) swap(old *upstreamSet, eff *config.Config, pols map[string]*serverPolicies) {
 	eff.AlsoHide(old.cfg) // every value since the start, however many reloads ago
 	set := newUpstreamSet(eff)
 	set.replaced = old.cfg
@@ -270,8 +302,6 @@ func (g *Gateway) Reload(cfg *config.Config) (Changes, error) {
 		u.policiesChanged(set.names)
 	}
 	g.retire(old, gone, stale)
-	g.recordReload(ch)
-	return ch, nil
 }
 
 // stopSupervising stops reconnecting u: a retired server is not started
