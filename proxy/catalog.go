@@ -417,10 +417,7 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 		}
 		servers = append(servers, r.up.name)
 		for _, it := range r.items {
-			exposed, ok := exposedOf[route{r.up, it.name}]
-			if !ok {
-				exposed = nt.expose(k, r.up.name, it.name)
-			}
+			exposed := nt.exposedAs(k, exposedOf, r.up, it.name)
 			if !first {
 				out = append(out, ',')
 			}

@@ -80,3 +80,13 @@ func (t *nameTable) exposedNames(k kind) (map[route]string, uint64) {
 	defer t.mu.RUnlock()
 	return t.exposedOf[k], t.generation[k]
 }
+
+// exposedAs is the name a client sees for an item of up: from exposedOf
+// (exposedNames, taken when the merge began), or, for an item new since,
+// made now.
+func (t *nameTable) exposedAs(k kind, exposedOf map[route]string, up *upstream, name string) string {
+	if exposed, ok := exposedOf[route{up, name}]; ok {
+		return exposed
+	}
+	return t.expose(k, up.name, name)
+}

@@ -137,10 +137,7 @@ func (g *Gateway) mergeItems(k kind, results []listResult) []json.RawMessage {
 			continue
 		}
 		for _, it := range r.items {
-			exposed, ok := exposedOf[route{r.up, it.name}]
-			if !ok {
-				exposed = nt.expose(k, r.up.name, it.name)
-			}
+			exposed := nt.exposedAs(k, exposedOf, r.up, it.name)
 			if exposed == it.name {
 				items = append(items, it.raw)
 			} else {
