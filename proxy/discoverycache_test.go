@@ -2,11 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -305,5 +307,35 @@ func TestDiscoveryTTLFollowsReload(t *testing.T) {
 	d.storeList(u, kindTools, []item{{name: "a", raw: json.RawMessage(`{"name":"a"}`)}}, cacheHint{})
 	if exp := d.entries["k"].lists[kindTools].expires; exp.After(before.Add(time.Minute + time.Second)) {
 		t.Errorf("kept until %v from now; want at most the new cache_ttl, 1m", exp.Sub(before))
+	}
+}
+
+// A list answered from the cache for a modern server over HTTP is cleaned
+// as a live one would be: a tool whose x-mcp-header annotations break the
+// rules is left out (it cannot be called), as it is from the live list.
+func TestCachedListDropsInvalidHeaderTools(t *testing.T) {
+	cfg := &config.Config{Namespace: true, Servers: []config.Server{{Name: "new", Type: config.TypeHTTP, URL: "http://127.0.0.1:1/mcp", Timeout: time.Second, MaxTimeout: time.Second, InitTimeout: time.Second}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := g.live().byName["new"] // never started: still connecting
+	now := time.Now()
+	tools := json.RawMessage(`[{"name":"bad","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}},{"name":"good","inputSchema":{"type":"object"}}]`)
+	g.discovery = &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"}, served: map[*upstream]*[numKinds]bool{},
+		entries: map[string]*discoveryEntry{"k": {
+			init: json.RawMessage(`{"protocolVersion":"` + versionModern + `","capabilities":{"tools":{}},"serverInfo":{"name":"new","version":"1"}}`), initAt: now,
+			lists: [numKinds]cachedList{kindTools: {items: tools, fetched: now, expires: now.Add(time.Hour)}},
+		}}}
+	r, ok := g.cachedList(context.Background(), u, kindTools)
+	if !ok {
+		t.Fatal("the cache did not answer")
+	}
+	var names []string
+	for _, it := range r.items {
+		names = append(names, it.name)
+	}
+	if !slices.Equal(names, []string{"good"}) {
+		t.Errorf("listed %v from the cache; want [good]: bad's header annotations break the rules", names)
 	}
 }
