@@ -88,9 +88,9 @@ type Conn struct {
 
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
-	readerDone    chan struct{} // closed when the reader goroutine has returned
-	jobs          chan func()   // unbuffered: handed to an idle handler goroutine (see runHandler)
-	idleHandlers  atomic.Int32  // handler goroutines waiting on jobs
+	readerDone    chan struct{}  // closed when the reader goroutine has returned
+	jobs          chan *inFlight // unbuffered: handed to an idle handler goroutine (see runHandler)
+	idleHandlers  atomic.Int32   // handler goroutines waiting on jobs
 
 	mu            sync.Mutex
 	nextID        int64
@@ -103,10 +103,17 @@ type Conn struct {
 	readErr       error            // why reading stopped; nil while it goes on
 }
 
+// inFlight is one of the peer's requests being handled: its entry in
+// incoming and the job a handler goroutine runs, in one allocation (a
+// closure each cost two more on every request).
 type inFlight struct {
+	c         *Conn
+	msg       *Message
+	ctx       context.Context
 	cancel    context.CancelFunc
-	cancelled bool // by the peer: the response is not sent
+	cancelled bool // by the peer: the response is not sent. Guarded by c.mu.
 	size      int
+	batch     *batchCollector // the batch it came in; nil for a request on its own
 }
 
 // NewConn makes a connection over s; Start begins reading. The two steps
@@ -120,7 +127,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		handlerCtx:    ctx,
 		cancelHandler: cancel,
 		readerDone:    make(chan struct{}),
-		jobs:          make(chan func()),
+		jobs:          make(chan *inFlight),
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
 	}
@@ -376,57 +383,64 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		cancel()
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
-	flight := &inFlight{cancel: cancel, size: msg.Size}
+	flight := &inFlight{c: c, msg: msg, cancel: cancel, size: msg.Size, batch: batch}
 	c.incoming[msg.ID] = flight
 	c.incomingBytes += msg.Size
 	c.mu.Unlock()
 	if c.opts.Received != nil {
 		ctx = c.opts.Received(ctx, msg)
 	}
-
-	run := func() *Message {
-		defer cancel()
-		var result json.RawMessage
-		var err error
-		if c.opts.Handler == nil {
-			err = fmt.Errorf("%w: %s", ErrMethodNotFound, msg.Method)
-		} else {
-			result, err = c.opts.Handler.Handle(ctx, msg)
-		}
-		c.mu.Lock()
-		delete(c.incoming, msg.ID)
-		c.incomingBytes -= flight.size
-		suppressed := flight.cancelled
-		c.mu.Unlock()
-		if suppressed {
-			// No answer goes out, but a stream that routes by request must
-			// learn that this one is over (an HTTP POST still open for it).
-			if rw, ok := c.stream.(RelatedWriter); ok {
-				rw.WriteRelated(background, nil, msg.ID, true)
-			}
-			return nil
-		}
-		resp := &Message{ID: msg.ID, Result: result}
-		if err != nil {
-			resp = &Message{ID: msg.ID, Error: ToWire(err)}
-		}
-		return resp
-	}
+	flight.ctx = ctx
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
 	}
-	c.runHandler(func() {
-		defer c.handlerDone()
-		resp := run()
-		if batch != nil {
-			batch.add(resp)
-			batch.wg.Done()
-		} else if resp != nil {
-			c.write(resp)
-		}
-	})
+	c.runHandler(flight)
 	return nil
+}
+
+// run handles the request and sends its answer (or adds it to its batch).
+func (f *inFlight) run() {
+	c := f.c
+	defer c.handlerDone()
+	resp := f.answer()
+	if f.batch != nil {
+		f.batch.add(resp)
+		f.batch.wg.Done()
+	} else if resp != nil {
+		c.write(resp)
+	}
+}
+
+// answer runs the handler and returns the response to send; nil when the
+// peer cancelled the request.
+func (f *inFlight) answer() *Message {
+	c, msg := f.c, f.msg
+	defer f.cancel()
+	var result json.RawMessage
+	var err error
+	if c.opts.Handler == nil {
+		err = fmt.Errorf("%w: %s", ErrMethodNotFound, msg.Method)
+	} else {
+		result, err = c.opts.Handler.Handle(f.ctx, msg)
+	}
+	c.mu.Lock()
+	delete(c.incoming, msg.ID)
+	c.incomingBytes -= f.size
+	suppressed := f.cancelled
+	c.mu.Unlock()
+	if suppressed {
+		// No answer goes out, but a stream that routes by request must
+		// learn that this one is over (an HTTP POST still open for it).
+		if rw, ok := c.stream.(RelatedWriter); ok {
+			rw.WriteRelated(background, nil, msg.ID, true)
+		}
+		return nil
+	}
+	if err != nil {
+		return &Message{ID: msg.ID, Error: ToWire(err)}
+	}
+	return &Message{ID: msg.ID, Result: result}
 }
 
 // maxIdleHandlers bounds the handler goroutines a connection keeps waiting
@@ -444,7 +458,7 @@ const (
 // each, so the bounds on requests in flight bound the goroutines too; at
 // most maxIdleHandlers wait, each for idleHandlerTime at most, and none
 // outlives the connection's reader.
-func (c *Conn) runHandler(job func()) {
+func (c *Conn) runHandler(job *inFlight) {
 	select {
 	case c.jobs <- job:
 	default:
@@ -452,10 +466,11 @@ func (c *Conn) runHandler(job func()) {
 	}
 }
 
-func (c *Conn) handlerLoop(job func()) {
+func (c *Conn) handlerLoop(job *inFlight) {
 	var idle *time.Timer
 	for {
-		job()
+		job.run()
+		job = nil // not kept alive while idle
 		if c.idleHandlers.Add(1) > maxIdleHandlers {
 			c.idleHandlers.Add(-1)
 			return
@@ -486,7 +501,7 @@ const idleStackDepth = 8 << 10
 // idleStackDepth).
 //
 //go:noinline
-func (c *Conn) awaitJob(idle *time.Timer) func() {
+func (c *Conn) awaitJob(idle *time.Timer) *inFlight {
 	var depth [idleStackDepth]byte
 	holdStack(depth[:])
 	select {

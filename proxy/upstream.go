@@ -260,16 +260,17 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	// Only now is it a request in flight to the server: one still waiting
 	// for a place must not make a server's request to a client look as if
 	// it could be this session's (causeOf).
-	sent := func(jsonrpc.ID) {}
+	var c *caller
 	if r, ok := requestFrom(ctx); ok {
-		var done func()
-		sent, done = u.addCaller(r, dl)
-		defer done()
+		c = u.addCaller(r, dl)
+		defer c.done()
 	}
 	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
-		sent(call.ID())
+		if c != nil {
+			c.sent(call.ID())
+		}
 		res, err = call.Wait(tctx)
 		if err == nil {
 			return res, nil
