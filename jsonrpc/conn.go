@@ -682,6 +682,19 @@ func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
 	}
 }
 
+// Abandon retires the call with err, as Wait does when its context ends:
+// Wait returns err, and a late answer is dropped as expected. It reports
+// whether the call was still waiting for its answer. It lets a caller end
+// the wait from elsewhere (a deadline's timer) without a context made
+// for it.
+func (call *Call) Abandon(err error) bool {
+	if !call.conn.deliver(call.id, nil, err) {
+		return false
+	}
+	call.conn.rememberAbandoned(call.id)
+	return true
+}
+
 // maxAbandoned bounds the ids of abandoned calls remembered.
 const maxAbandoned = 1024
 

@@ -132,9 +132,34 @@ func TestWaitRetiresCall(t *testing.T) {
 	}
 }
 
-// A late answer to a call the caller gave up on is expected and dropped
-// quietly; an answer to an id never used is reported as bad input.
+// A late answer to a call the caller gave up on (its Wait's context ended,
+// or it was abandoned) is expected and dropped quietly; an answer to an id
+// never used is reported as bad input.
 func TestLateAnswerToAbandonedCall(t *testing.T) {
+	t.Run("wait", func(t *testing.T) {
+		testLateAnswer(t, func(call *Call) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			call.Wait(ctx)
+		})
+	})
+	t.Run("abandon", func(t *testing.T) {
+		testLateAnswer(t, func(call *Call) {
+			errGaveUp := errors.New("gave up")
+			if !call.Abandon(errGaveUp) {
+				t.Fatal("Abandon of a call waiting for its answer reported it answered")
+			}
+			if _, err := call.Wait(context.Background()); err != errGaveUp {
+				t.Fatalf("Wait after Abandon = %v, want its error", err)
+			}
+			if call.Abandon(errGaveUp) {
+				t.Fatal("a call abandoned twice")
+			}
+		})
+	})
+}
+
+func testLateAnswer(t *testing.T, giveUp func(*Call)) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	bad := make(chan error, 4)
@@ -147,10 +172,8 @@ func TestLateAnswerToAbandonedCall(t *testing.T) {
 	defer client.Close()
 	defer server.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	call, _ := client.Go(context.Background(), "slow", nil)
-	cancel()
-	call.Wait(ctx)
+	giveUp(call)
 	close(release) // the server answers anyway
 	if err := server.Wait(watchdog(t)); err != nil {
 		t.Fatal(err) // the late answer is on the wire before what follows

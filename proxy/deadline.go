@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // deadline ends a request after step without an answer; each extend (a
@@ -18,6 +21,13 @@ type deadline struct {
 	atLimit bool      // the last reset was cut short by limit
 	holds   int       // while above 0 (the server waits for the client), the deadline does not run
 	held    time.Time // when the holds began
+
+	// The request it ends, when watched (see callctx.go).
+	parent     context.Context // the caller's context
+	fired      bool
+	call       *jsonrpc.Call           // the request, once sent
+	slow       context.Context         // parent ended by the deadline too; made only when waited on
+	cancelSlow context.CancelCauseFunc // slow's
 }
 
 func newDeadline(step, max time.Duration) *deadline {
