@@ -107,11 +107,12 @@ type Conn struct {
 // incoming and the job a handler goroutine runs, in one allocation (a
 // closure each cost two more on every request).
 type inFlight struct {
+	handlerContext // the handler's context (see handlerctx.go)
+
 	c         *Conn
 	msg       *Message
-	ctx       context.Context
-	cancel    context.CancelFunc
-	cancelled bool // by the peer: the response is not sent. Guarded by c.mu.
+	ctx       context.Context // the handler's context as Options.Received left it
+	cancelled bool            // by the peer: the response is not sent. Guarded by c.mu.
 	size      int
 	batch     *batchCollector // the batch it came in; nil for a request on its own
 }
@@ -192,7 +193,10 @@ func (c *Conn) handlerDone() {
 
 // CancelHandlers cancels the context of every running request handler; their
 // answers (usually the context's error) are still sent.
-func (c *Conn) CancelHandlers() { c.cancelHandler() }
+func (c *Conn) CancelHandlers() {
+	c.cancelHandler()
+	c.endHandlers()
+}
 
 // Close cancels every running handler (their answers are still sent while the
 // stream takes them), closes the stream and retires every pending call with
@@ -200,7 +204,7 @@ func (c *Conn) CancelHandlers() { c.cancelHandler() }
 // does not wait for it, since a Read on a blocking file such as a
 // terminal's stdin cannot be interrupted.
 func (c *Conn) Close() error {
-	c.cancelHandler()
+	c.CancelHandlers()
 	err := c.stream.Close()
 	c.retireAll(ErrClosed)
 	return err
@@ -370,23 +374,27 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		return nil
 	}
 
-	ctx, cancel := context.WithCancel(c.handlerCtx)
 	c.mu.Lock()
 	if _, dup := c.incoming[msg.ID]; dup {
 		c.mu.Unlock()
-		cancel()
 		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)
 		c.mu.Unlock()
-		cancel()
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
-	flight := &inFlight{c: c, msg: msg, cancel: cancel, size: msg.Size, batch: batch}
+	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
 	c.incoming[msg.ID] = flight
 	c.incomingBytes += msg.Size
+	// Checked with the request in incoming: handlers cancelled from now on
+	// find it there (endHandlers).
+	handlersCancelled := c.handlerCtx.Err() != nil
 	c.mu.Unlock()
+	if handlersCancelled {
+		flight.end(context.Canceled)
+	}
+	var ctx context.Context = &flight.handlerContext
 	if c.opts.Received != nil {
 		ctx = c.opts.Received(ctx, msg)
 	}
@@ -416,7 +424,7 @@ func (f *inFlight) run() {
 // peer cancelled the request.
 func (f *inFlight) answer() *Message {
 	c, msg := f.c, f.msg
-	defer f.cancel()
+	defer f.end(context.Canceled)
 	var result json.RawMessage
 	var err error
 	if c.opts.Handler == nil {
@@ -467,6 +475,10 @@ func (c *Conn) runHandler(job *inFlight) {
 }
 
 func (c *Conn) handlerLoop(job *inFlight) {
+	// The goroutine runs its jobs and waits this deep in its stack (see
+	// idleStackDepth); the array is zeroed once, not at every wait.
+	var depth [idleStackDepth]byte
+	holdStack(depth[:])
 	var idle *time.Timer
 	for {
 		job.run()
@@ -475,12 +487,11 @@ func (c *Conn) handlerLoop(job *inFlight) {
 			c.idleHandlers.Add(-1)
 			return
 		}
+		since := time.Now()
 		if idle == nil {
 			idle = time.NewTimer(idleHandlerTime)
-		} else {
-			idle.Reset(idleHandlerTime)
 		}
-		job = c.awaitJob(idle)
+		job = c.awaitJob(idle, since)
 		c.idleHandlers.Add(-1)
 		if job == nil {
 			return
@@ -488,32 +499,37 @@ func (c *Conn) handlerLoop(job *inFlight) {
 	}
 }
 
-// idleStackDepth is how deep in its stack an idle handler goroutine
-// waits. The collector halves the stack of a goroutine that uses less than
-// a quarter of it, and a goroutine waiting at the bottom of its stack uses
-// next to nothing: its stack would be shrunk at every collection and grown
-// again by the next request, which is what keeping it was for. Waiting 8
-// KiB deep keeps a stack of up to 32 KiB.
+// idleStackDepth is how deep in its stack a handler goroutine waits. The
+// collector halves the stack of a goroutine that uses less than a quarter
+// of it, and a goroutine waiting at the bottom of its stack uses next to
+// nothing: its stack would be shrunk at every collection and grown again
+// by the next request, which is what keeping it was for. Waiting 8 KiB
+// deep keeps a stack of up to 32 KiB.
 const idleStackDepth = 8 << 10
 
-// awaitJob waits for the next request's job, idle long at most, or for
-// the reader's end (nil). It waits deep in the stack (see
-// idleStackDepth).
-//
-//go:noinline
-func (c *Conn) awaitJob(idle *time.Timer) *inFlight {
-	var depth [idleStackDepth]byte
-	holdStack(depth[:])
-	select {
-	case job := <-c.jobs:
-		return job
-	case <-idle.C:
-		return nil
-	case <-c.readerDone:
-		// No request can come any more; one sent to c.jobs meanwhile
-		// has a taker, or its sender starts one.
-		idle.Stop()
-		return nil
+// awaitJob waits for the next request's job, or for the reader's end
+// (nil), or until the goroutine has been idle, since since, for
+// idleHandlerTime. The idle timer is not reset at every request (a timer
+// operation on every request, the most common thing here): it runs on
+// from the first wait, and when it fires early for this wait it is armed
+// for what is left.
+func (c *Conn) awaitJob(idle *time.Timer, since time.Time) *inFlight {
+	for {
+		select {
+		case job := <-c.jobs:
+			return job
+		case <-idle.C:
+			if left := idleHandlerTime - time.Since(since); left > 0 {
+				idle.Reset(left)
+				continue
+			}
+			return nil
+		case <-c.readerDone:
+			// No request can come any more; one sent to c.jobs meanwhile
+			// has a taker, or its sender starts one.
+			idle.Stop()
+			return nil
+		}
 	}
 }
 
@@ -602,7 +618,7 @@ func (c *Conn) CancelIncoming(id ID) bool {
 	}
 	c.mu.Unlock()
 	if ok {
-		f.cancel()
+		f.end(context.Canceled)
 	}
 	return ok
 }

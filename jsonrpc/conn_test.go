@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -226,4 +227,38 @@ func TestHandlerGoroutinesReused(t *testing.T) {
 	if len(seen) > calls/5 {
 		t.Errorf("%d sequential requests ran on %d goroutines; want the same few reused", calls, len(seen))
 	}
+}
+
+// An idle handler goroutine ends idleHandlerTime after its last request,
+// not after its first: the idle timer, not reset at every request, is
+// armed again for what is left when it fires early.
+func TestIdleHandlerEndsAfterItsLastRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		}))
+		call := func() {
+			if _, err := client.Call(context.Background(), "x", nil); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait() // the handler is back to waiting
+		}
+		idle := func() int32 { return server.idleHandlers.Load() }
+		call()
+		if idle() != 1 {
+			t.Fatalf("%d idle handlers after a request, want 1", idle())
+		}
+		time.Sleep(3 * time.Second)
+		call() // 3s: the same goroutine, idle again from now
+		time.Sleep(idleHandlerTime - time.Millisecond)
+		synctest.Wait()
+		if idle() != 1 {
+			t.Fatalf("the idle handler ended %v after its first request and before %v idle since its last", 3*time.Second+idleHandlerTime, idleHandlerTime)
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if idle() != 0 {
+			t.Fatalf("%d idle handlers left %v after the last request, want none", idle(), idleHandlerTime)
+		}
+	})
 }
