@@ -89,7 +89,13 @@ type caller struct {
 // addCaller records that a client request is in flight here. Its sent
 // tells it the id the request went upstream with; its done removes it.
 func (u *upstream) addCaller(r clientRequest, dl *deadline) *caller {
-	c := &caller{clientRequest: r, up: u, dl: dl, seq: u.g.callerSeq.Add(1)}
+	var c *caller
+	if dl != nil {
+		c = &dl.caller // the request's: one allocation for both
+	} else {
+		c = new(caller)
+	}
+	*c = caller{clientRequest: r, up: u, dl: dl, seq: u.g.callerSeq.Add(1)}
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
 	u.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 // deadline ends a request after step without an answer; each extend (a
 // progress notification) starts the step again, but never past limit. It is
 // made before the request is sent, so that the progress table can hold it,
-// and started by the call.
+// and started by the call. It serves one request.
 type deadline struct {
 	mu      sync.Mutex
 	timer   *time.Timer // nil until start
@@ -28,6 +28,7 @@ type deadline struct {
 	call       *jsonrpc.Call           // the request, once sent
 	slow       context.Context         // parent ended by the deadline too; made only when waited on
 	cancelSlow context.CancelCauseFunc // slow's
+	caller     caller                  // the request as a caller of the server (see addCaller)
 }
 
 func newDeadline(step, max time.Duration) *deadline {
