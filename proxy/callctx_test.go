@@ -75,3 +75,33 @@ func TestCallContextDoneAfterTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A context derived from a request's follows it through the request's
+// AfterFunc, as it followed the context package's own contexts, not on a
+// goroutine of the context package's each.
+func TestRequestContextDerivedWithoutGoroutine(t *testing.T) {
+	handler := &afterFuncCounter{Context: context.Background(), done: make(chan struct{})}
+	rc := &requestContext{Context: handler}
+	_, cancel := context.WithCancel(rc)
+	defer cancel()
+	stop := context.AfterFunc(rc, func() {})
+	defer stop()
+	if handler.registered != 2 {
+		t.Fatalf("%d of 2 derived contexts registered with the handler's context; the rest each wait on a goroutine", handler.registered)
+	}
+}
+
+// afterFuncCounter is a context, such as a jsonrpc handler's, that derived
+// contexts follow through its AfterFunc.
+type afterFuncCounter struct {
+	context.Context
+	done       chan struct{}
+	registered int
+}
+
+func (c *afterFuncCounter) Done() <-chan struct{} { return c.done }
+func (c *afterFuncCounter) Value(any) any         { return nil }
+func (c *afterFuncCounter) AfterFunc(f func()) func() bool {
+	c.registered++
+	return func() bool { return true }
+}

@@ -53,6 +53,16 @@ func (s *session) serving(ctx context.Context, msg *jsonrpc.Message) *requestCon
 	return rc
 }
 
+// AfterFunc lets the contexts derived from the request's follow it through
+// the connection's handler context (see jsonrpc), not on a goroutine
+// each, as the context package does for a context it does not know.
+func (rc *requestContext) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := rc.Context.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(rc.Context, f)
+}
+
 func (rc *requestContext) Value(key any) any {
 	switch key {
 	case ctxRequestKey{}:
