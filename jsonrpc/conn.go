@@ -88,9 +88,9 @@ type Conn struct {
 
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
-	readerDone    chan struct{} // closed when the reader goroutine has returned
-	jobs          chan func()   // unbuffered: handed to an idle handler goroutine (see runHandler)
-	idleHandlers  atomic.Int32  // handler goroutines waiting on jobs
+	readerDone    chan struct{}  // closed when the reader goroutine has returned
+	jobs          chan *inFlight // unbuffered: handed to an idle handler goroutine (see runHandler)
+	idleHandlers  atomic.Int32   // handler goroutines waiting on jobs
 
 	mu            sync.Mutex
 	nextID        int64
@@ -103,10 +103,18 @@ type Conn struct {
 	readErr       error            // why reading stopped; nil while it goes on
 }
 
+// inFlight is one of the peer's requests being handled: its entry in
+// incoming and the job a handler goroutine runs, in one allocation (a
+// closure each cost two more on every request).
 type inFlight struct {
-	cancel    context.CancelFunc
-	cancelled bool // by the peer: the response is not sent
+	handlerContext // the handler's context (see handlerctx.go)
+
+	c         *Conn
+	msg       *Message
+	ctx       context.Context // the handler's context as Options.Received left it
+	cancelled bool            // by the peer: the response is not sent. Guarded by c.mu.
 	size      int
+	batch     *batchCollector // the batch it came in; nil for a request on its own
 }
 
 // NewConn makes a connection over s; Start begins reading. The two steps
@@ -120,7 +128,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		handlerCtx:    ctx,
 		cancelHandler: cancel,
 		readerDone:    make(chan struct{}),
-		jobs:          make(chan func()),
+		jobs:          make(chan *inFlight),
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
 	}
@@ -185,7 +193,10 @@ func (c *Conn) handlerDone() {
 
 // CancelHandlers cancels the context of every running request handler; their
 // answers (usually the context's error) are still sent.
-func (c *Conn) CancelHandlers() { c.cancelHandler() }
+func (c *Conn) CancelHandlers() {
+	c.cancelHandler()
+	c.endHandlers()
+}
 
 // Close cancels every running handler (their answers are still sent while the
 // stream takes them), closes the stream and retires every pending call with
@@ -193,7 +204,7 @@ func (c *Conn) CancelHandlers() { c.cancelHandler() }
 // does not wait for it, since a Read on a blocking file such as a
 // terminal's stdin cannot be interrupted.
 func (c *Conn) Close() error {
-	c.cancelHandler()
+	c.CancelHandlers()
 	err := c.stream.Close()
 	c.retireAll(ErrClosed)
 	return err
@@ -363,70 +374,81 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		return nil
 	}
 
-	ctx, cancel := context.WithCancel(c.handlerCtx)
 	c.mu.Lock()
 	if _, dup := c.incoming[msg.ID]; dup {
 		c.mu.Unlock()
-		cancel()
 		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)
 		c.mu.Unlock()
-		cancel()
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
-	flight := &inFlight{cancel: cancel, size: msg.Size}
+	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
 	c.incoming[msg.ID] = flight
 	c.incomingBytes += msg.Size
+	// Checked with the request in incoming: handlers cancelled from now on
+	// find it there (endHandlers).
+	handlersCancelled := c.handlerCtx.Err() != nil
 	c.mu.Unlock()
+	if handlersCancelled {
+		flight.end(context.Canceled)
+	}
+	var ctx context.Context = &flight.handlerContext
 	if c.opts.Received != nil {
 		ctx = c.opts.Received(ctx, msg)
 	}
-
-	run := func() *Message {
-		defer cancel()
-		var result json.RawMessage
-		var err error
-		if c.opts.Handler == nil {
-			err = fmt.Errorf("%w: %s", ErrMethodNotFound, msg.Method)
-		} else {
-			result, err = c.opts.Handler.Handle(ctx, msg)
-		}
-		c.mu.Lock()
-		delete(c.incoming, msg.ID)
-		c.incomingBytes -= flight.size
-		suppressed := flight.cancelled
-		c.mu.Unlock()
-		if suppressed {
-			// No answer goes out, but a stream that routes by request must
-			// learn that this one is over (an HTTP POST still open for it).
-			if rw, ok := c.stream.(RelatedWriter); ok {
-				rw.WriteRelated(background, nil, msg.ID, true)
-			}
-			return nil
-		}
-		resp := &Message{ID: msg.ID, Result: result}
-		if err != nil {
-			resp = &Message{ID: msg.ID, Error: ToWire(err)}
-		}
-		return resp
-	}
+	flight.ctx = ctx
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
 	}
-	c.runHandler(func() {
-		defer c.handlerDone()
-		resp := run()
-		if batch != nil {
-			batch.add(resp)
-			batch.wg.Done()
-		} else if resp != nil {
-			c.write(resp)
-		}
-	})
+	c.runHandler(flight)
 	return nil
+}
+
+// run handles the request and sends its answer (or adds it to its batch).
+func (f *inFlight) run() {
+	c := f.c
+	defer c.handlerDone()
+	resp := f.answer()
+	if f.batch != nil {
+		f.batch.add(resp)
+		f.batch.wg.Done()
+	} else if resp != nil {
+		c.write(resp)
+	}
+}
+
+// answer runs the handler and returns the response to send; nil when the
+// peer cancelled the request.
+func (f *inFlight) answer() *Message {
+	c, msg := f.c, f.msg
+	defer f.end(context.Canceled)
+	var result json.RawMessage
+	var err error
+	if c.opts.Handler == nil {
+		err = fmt.Errorf("%w: %s", ErrMethodNotFound, msg.Method)
+	} else {
+		result, err = c.opts.Handler.Handle(f.ctx, msg)
+	}
+	c.mu.Lock()
+	delete(c.incoming, msg.ID)
+	c.incomingBytes -= f.size
+	suppressed := f.cancelled
+	c.mu.Unlock()
+	if suppressed {
+		// No answer goes out, but a stream that routes by request must
+		// learn that this one is over (an HTTP POST still open for it).
+		if rw, ok := c.stream.(RelatedWriter); ok {
+			rw.WriteRelated(background, nil, msg.ID, true)
+		}
+		return nil
+	}
+	if err != nil {
+		return &Message{ID: msg.ID, Error: ToWire(err)}
+	}
+	return &Message{ID: msg.ID, Result: result}
 }
 
 // maxIdleHandlers bounds the handler goroutines a connection keeps waiting
@@ -444,7 +466,7 @@ const (
 // each, so the bounds on requests in flight bound the goroutines too; at
 // most maxIdleHandlers wait, each for idleHandlerTime at most, and none
 // outlives the connection's reader.
-func (c *Conn) runHandler(job func()) {
+func (c *Conn) runHandler(job *inFlight) {
 	select {
 	case c.jobs <- job:
 	default:
@@ -452,20 +474,24 @@ func (c *Conn) runHandler(job func()) {
 	}
 }
 
-func (c *Conn) handlerLoop(job func()) {
+func (c *Conn) handlerLoop(job *inFlight) {
+	// The goroutine runs its jobs and waits this deep in its stack (see
+	// idleStackDepth); the array is zeroed once, not at every wait.
+	var depth [idleStackDepth]byte
+	holdStack(depth[:])
 	var idle *time.Timer
 	for {
-		job()
+		job.run()
+		job = nil // not kept alive while idle
 		if c.idleHandlers.Add(1) > maxIdleHandlers {
 			c.idleHandlers.Add(-1)
 			return
 		}
+		since := time.Now()
 		if idle == nil {
 			idle = time.NewTimer(idleHandlerTime)
-		} else {
-			idle.Reset(idleHandlerTime)
 		}
-		job = c.awaitJob(idle)
+		job = c.awaitJob(idle, since)
 		c.idleHandlers.Add(-1)
 		if job == nil {
 			return
@@ -473,32 +499,37 @@ func (c *Conn) handlerLoop(job func()) {
 	}
 }
 
-// idleStackDepth is how deep in its stack an idle handler goroutine
-// waits. The collector halves the stack of a goroutine that uses less than
-// a quarter of it, and a goroutine waiting at the bottom of its stack uses
-// next to nothing: its stack would be shrunk at every collection and grown
-// again by the next request, which is what keeping it was for. Waiting 8
-// KiB deep keeps a stack of up to 32 KiB.
+// idleStackDepth is how deep in its stack a handler goroutine waits. The
+// collector halves the stack of a goroutine that uses less than a quarter
+// of it, and a goroutine waiting at the bottom of its stack uses next to
+// nothing: its stack would be shrunk at every collection and grown again
+// by the next request, which is what keeping it was for. Waiting 8 KiB
+// deep keeps a stack of up to 32 KiB.
 const idleStackDepth = 8 << 10
 
-// awaitJob waits for the next request's job, idle long at most, or for
-// the reader's end (nil). It waits deep in the stack (see
-// idleStackDepth).
-//
-//go:noinline
-func (c *Conn) awaitJob(idle *time.Timer) func() {
-	var depth [idleStackDepth]byte
-	holdStack(depth[:])
-	select {
-	case job := <-c.jobs:
-		return job
-	case <-idle.C:
-		return nil
-	case <-c.readerDone:
-		// No request can come any more; one sent to c.jobs meanwhile
-		// has a taker, or its sender starts one.
-		idle.Stop()
-		return nil
+// awaitJob waits for the next request's job, or for the reader's end
+// (nil), or until the goroutine has been idle, since since, for
+// idleHandlerTime. The idle timer is not reset at every request (a timer
+// operation on every request, the most common thing here): it runs on
+// from the first wait, and when it fires early for this wait it is armed
+// for what is left.
+func (c *Conn) awaitJob(idle *time.Timer, since time.Time) *inFlight {
+	for {
+		select {
+		case job := <-c.jobs:
+			return job
+		case <-idle.C:
+			if left := idleHandlerTime - time.Since(since); left > 0 {
+				idle.Reset(left)
+				continue
+			}
+			return nil
+		case <-c.readerDone:
+			// No request can come any more; one sent to c.jobs meanwhile
+			// has a taker, or its sender starts one.
+			idle.Stop()
+			return nil
+		}
 	}
 }
 
@@ -587,7 +618,7 @@ func (c *Conn) CancelIncoming(id ID) bool {
 	}
 	c.mu.Unlock()
 	if ok {
-		f.cancel()
+		f.end(context.Canceled)
 	}
 	return ok
 }
@@ -665,6 +696,19 @@ func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
 		call.conn.rememberAbandoned(call.id)
 		return nil, ctx.Err()
 	}
+}
+
+// Abandon retires the call with err, as Wait does when its context ends:
+// Wait returns err, and a late answer is dropped as expected. It reports
+// whether the call was still waiting for its answer. It lets a caller end
+// the wait from elsewhere (a deadline's timer) without a context made
+// for it.
+func (call *Call) Abandon(err error) bool {
+	if !call.conn.deliver(call.id, nil, err) {
+		return false
+	}
+	call.conn.rememberAbandoned(call.id)
+	return true
 }
 
 // maxAbandoned bounds the ids of abandoned calls remembered.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -132,9 +133,34 @@ func TestWaitRetiresCall(t *testing.T) {
 	}
 }
 
-// A late answer to a call the caller gave up on is expected and dropped
-// quietly; an answer to an id never used is reported as bad input.
+// A late answer to a call the caller gave up on (its Wait's context ended,
+// or it was abandoned) is expected and dropped quietly; an answer to an id
+// never used is reported as bad input.
 func TestLateAnswerToAbandonedCall(t *testing.T) {
+	t.Run("wait", func(t *testing.T) {
+		testLateAnswer(t, func(call *Call) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			call.Wait(ctx)
+		})
+	})
+	t.Run("abandon", func(t *testing.T) {
+		testLateAnswer(t, func(call *Call) {
+			errGaveUp := errors.New("gave up")
+			if !call.Abandon(errGaveUp) {
+				t.Fatal("Abandon of a call waiting for its answer reported it answered")
+			}
+			if _, err := call.Wait(context.Background()); err != errGaveUp {
+				t.Fatalf("Wait after Abandon = %v, want its error", err)
+			}
+			if call.Abandon(errGaveUp) {
+				t.Fatal("a call abandoned twice")
+			}
+		})
+	})
+}
+
+func testLateAnswer(t *testing.T, giveUp func(*Call)) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	bad := make(chan error, 4)
@@ -147,10 +173,8 @@ func TestLateAnswerToAbandonedCall(t *testing.T) {
 	defer client.Close()
 	defer server.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	call, _ := client.Go(context.Background(), "slow", nil)
-	cancel()
-	call.Wait(ctx)
+	giveUp(call)
 	close(release) // the server answers anyway
 	if err := server.Wait(watchdog(t)); err != nil {
 		t.Fatal(err) // the late answer is on the wire before what follows
@@ -203,4 +227,38 @@ func TestHandlerGoroutinesReused(t *testing.T) {
 	if len(seen) > calls/5 {
 		t.Errorf("%d sequential requests ran on %d goroutines; want the same few reused", calls, len(seen))
 	}
+}
+
+// An idle handler goroutine ends idleHandlerTime after its last request,
+// not after its first: the idle timer, not reset at every request, is
+// armed again for what is left when it fires early.
+func TestIdleHandlerEndsAfterItsLastRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := pair(t, HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		}))
+		call := func() {
+			if _, err := client.Call(context.Background(), "x", nil); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait() // the handler is back to waiting
+		}
+		idle := func() int32 { return server.idleHandlers.Load() }
+		call()
+		if idle() != 1 {
+			t.Fatalf("%d idle handlers after a request, want 1", idle())
+		}
+		time.Sleep(3 * time.Second)
+		call() // 3s: the same goroutine, idle again from now
+		time.Sleep(idleHandlerTime - time.Millisecond)
+		synctest.Wait()
+		if idle() != 1 {
+			t.Fatalf("the idle handler ended %v after its first request and before %v idle since its last", 3*time.Second+idleHandlerTime, idleHandlerTime)
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if idle() != 0 {
+			t.Fatalf("%d idle handlers left %v after the last request, want none", idle(), idleHandlerTime)
+		}
+	})
 }

@@ -208,6 +208,10 @@ func Decode(data []byte) (*Message, error) {
 	for _, mem := range members {
 		switch mem.Key {
 		case "jsonrpc":
+			if string(mem.Value) == `"`+jsonrpcVersion+`"` {
+				version = true // as written by everyone: no string made to compare
+				continue
+			}
 			if v, err := rawjson.Unquote(mem.Value); err != nil || v != jsonrpcVersion {
 				return m, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
 			}

@@ -86,7 +86,7 @@ func (s *session) callBridged(ctx context.Context, up *upstream, method, name st
 	req.x = x
 	// The call outlives the client's request: it is the exchange's, and
 	// ends with it.
-	xctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), ctxRequestKey{}, req))
+	xctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), ctxRequestKey{}, &req))
 	x.cancel = cancel
 	// The gateway owns the call (Close ends the exchanges, then waits).
 	if !s.g.addBackground() {

@@ -31,14 +31,46 @@ type clientRequest struct {
 
 // withRequest marks ctx as serving request id from s.
 func withRequest(ctx context.Context, s *session, id jsonrpc.ID, env *envelope) context.Context {
-	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: id, env: env})
+	return context.WithValue(ctx, ctxRequestKey{}, &clientRequest{s: s, id: id, env: env})
 }
 
-// withMessage is withRequest for the request msg, whose params, split
-// when it was decoded, are then read without splitting them again (see
-// paramMembers).
-func withMessage(ctx context.Context, s *session, msg *jsonrpc.Message, env *envelope) context.Context {
-	return context.WithValue(ctx, ctxRequestKey{}, clientRequest{s: s, id: msg.ID, env: env, msg: msg})
+// requestContext is the context a client's request is served under: the
+// request (ctxRequestKey), whose params, split when it was decoded, are
+// then read without splitting them again (see paramMembers), and its hold
+// on the server set it began under (ctxHeldSetKey), in one allocation
+// where values and a sync.OnceFunc took six on every request.
+type requestContext struct {
+	context.Context
+	req  clientRequest
+	hold setHold
+}
+
+// serving is ctx serving the request msg from s, holding the live server
+// set until hold.release.
+func (s *session) serving(ctx context.Context, msg *jsonrpc.Message) *requestContext {
+	rc := &requestContext{Context: ctx, req: clientRequest{s: s, id: msg.ID, msg: msg}}
+	rc.hold.set = s.g.holdLive()
+	return rc
+}
+
+// AfterFunc lets the contexts derived from the request's follow it through
+// the connection's handler context (see jsonrpc), not on a goroutine
+// each, as the context package does for a context it does not know.
+func (rc *requestContext) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := rc.Context.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(rc.Context, f)
+}
+
+func (rc *requestContext) Value(key any) any {
+	switch key {
+	case ctxRequestKey{}:
+		return &rc.req
+	case ctxHeldSetKey{}:
+		return &rc.hold
+	}
+	return rc.Context.Value(key)
 }
 
 // envelopeOf is the envelope of the modern request ctx serves; nil for a
@@ -49,38 +81,51 @@ func envelopeOf(ctx context.Context) *envelope {
 }
 
 func requestFrom(ctx context.Context) (clientRequest, bool) {
-	r, ok := ctx.Value(ctxRequestKey{}).(clientRequest)
-	return r, ok
+	if r, ok := ctx.Value(ctxRequestKey{}).(*clientRequest); ok {
+		return *r, true
+	}
+	return clientRequest{}, false
 }
 
 // caller is one client request in flight to an upstream.
 type caller struct {
 	clientRequest
+	up   *upstream
 	dl   *deadline // the request's deadline: held while the server waits for the client
 	seq  uint64
 	upID jsonrpc.ID // the id it went upstream with; set once sent. Guarded by upstream.mu.
 }
 
-// addCaller records that a client request is in flight here. sent tells it
-// the id the request went upstream with; done removes it.
-func (u *upstream) addCaller(r clientRequest, dl *deadline) (sent func(jsonrpc.ID), done func()) {
-	c := &caller{clientRequest: r, dl: dl, seq: u.g.callerSeq.Add(1)}
+// addCaller records that a client request is in flight here. Its sent
+// tells it the id the request went upstream with; its done removes it.
+func (u *upstream) addCaller(r clientRequest, dl *deadline) *caller {
+	var c *caller
+	if dl != nil {
+		c = &dl.caller // the request's: one allocation for both
+	} else {
+		c = new(caller)
+	}
+	*c = caller{clientRequest: r, up: u, dl: dl, seq: u.g.callerSeq.Add(1)}
 	u.mu.Lock()
 	u.callers = append(u.callers, c)
 	u.mu.Unlock()
-	sent = func(id jsonrpc.ID) {
-		u.mu.Lock()
-		c.upID = id
-		u.mu.Unlock()
-	}
-	return sent, func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for i, x := range u.callers {
-			if x == c {
-				u.callers = slices.Delete(u.callers, i, i+1) // in place: the slice is only read under u.mu
-				return
-			}
+	return c
+}
+
+func (c *caller) sent(id jsonrpc.ID) {
+	c.up.mu.Lock()
+	c.upID = id
+	c.up.mu.Unlock()
+}
+
+func (c *caller) done() {
+	u := c.up
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i, x := range u.callers {
+		if x == c {
+			u.callers = slices.Delete(u.callers, i, i+1) // in place: the slice is only read under u.mu
+			return
 		}
 	}
 }

@@ -28,14 +28,14 @@ func TestCauseOf(t *testing.T) {
 	g := &Gateway{}
 	a, b := &session{id: "a"}, &session{id: "b"}
 	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1), jsonrpc.IntID(902): jsonrpc.IntID(99)}}}}
-	sentA, doneA := u.addCaller(clientRequest{s: a, id: jsonrpc.StringID("req-a")}, nil)
+	sentA, doneA := track(u, clientRequest{s: a, id: jsonrpc.StringID("req-a")})
 	sentA(jsonrpc.IntID(1))
-	sentA2, doneA2 := u.addCaller(clientRequest{s: a, id: jsonrpc.StringID("req-a2")}, nil)
+	sentA2, doneA2 := track(u, clientRequest{s: a, id: jsonrpc.StringID("req-a2")})
 	sentA2(jsonrpc.IntID(3))
 	if c := u.causeOf(jsonrpc.IntID(901)); !c.ok || c.r.s != a || c.r.id != jsonrpc.StringID("req-a2") {
 		t.Errorf("with one session in flight, an unnamed request went to %v (%s), want a's most recent", c.r.s, c.r.id)
 	}
-	sentB, doneB := u.addCaller(clientRequest{s: b, id: jsonrpc.StringID("req-b")}, nil)
+	sentB, doneB := track(u, clientRequest{s: b, id: jsonrpc.StringID("req-b")})
 	sentB(jsonrpc.IntID(2))
 
 	if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.s != a || c.r.id != jsonrpc.StringID("req-a") {
@@ -77,11 +77,11 @@ func TestCauseFoundOnArrival(t *testing.T) {
 	g := &Gateway{}
 	a, b := &session{id: "a"}, &session{id: "b"}
 	u := &upstream{g: g, wire: &wire{link: relatedLink{rel: map[jsonrpc.ID]jsonrpc.ID{jsonrpc.IntID(900): jsonrpc.IntID(1)}}}}
-	sentA, doneA := u.addCaller(clientRequest{s: a, id: jsonrpc.StringID("req-a")}, nil)
+	sentA, doneA := track(u, clientRequest{s: a, id: jsonrpc.StringID("req-a")})
 	sentA(jsonrpc.IntID(1))
 	ctx := u.arrived(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(900), Method: methodSamplingCreate})
 	doneA() // the answer to call 1 came right after the server's request
-	sentB, doneB := u.addCaller(clientRequest{s: b, id: jsonrpc.StringID("req-b")}, nil)
+	sentB, doneB := track(u, clientRequest{s: b, id: jsonrpc.StringID("req-b")})
 	defer doneB()
 	sentB(jsonrpc.IntID(2))
 	if c, _ := ctx.Value(ctxCauseKey{}).(cause); !c.ok || c.r.s != a {
@@ -90,4 +90,10 @@ func TestCauseFoundOnArrival(t *testing.T) {
 	if ctx := u.arrived(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(5), Method: methodToolsList}); ctx.Value(ctxCauseKey{}) != nil {
 		t.Fatal("a request that is not to the client side got a cause")
 	}
+}
+
+// track is addCaller's caller as the pair of its sent and done.
+func track(u *upstream, r clientRequest) (sent func(jsonrpc.ID), done func()) {
+	c := u.addCaller(r, nil)
+	return c.sent, c.done
 }

@@ -1,14 +1,17 @@
 package proxy
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // deadline ends a request after step without an answer; each extend (a
 // progress notification) starts the step again, but never past limit. It is
 // made before the request is sent, so that the progress table can hold it,
-// and started by the call.
+// and started by the call. It serves one request.
 type deadline struct {
 	mu      sync.Mutex
 	timer   *time.Timer // nil until start
@@ -18,6 +21,14 @@ type deadline struct {
 	atLimit bool      // the last reset was cut short by limit
 	holds   int       // while above 0 (the server waits for the client), the deadline does not run
 	held    time.Time // when the holds began
+
+	// The request it ends, when watched (see callctx.go).
+	parent     context.Context // the caller's context
+	fired      bool
+	call       *jsonrpc.Call           // the request, once sent
+	slow       context.Context         // parent ended by the deadline too; made only when waited on
+	cancelSlow context.CancelCauseFunc // slow's
+	caller     caller                  // the request as a caller of the server (see addCaller)
 }
 
 func newDeadline(step, max time.Duration) *deadline {

@@ -24,13 +24,17 @@ type limiter struct {
 	mu       sync.Mutex
 	inFlight int             // places taken, including those handed to waiters not yet awake
 	queue    []chan struct{} // waiters, oldest first; closed when given a place
+
+	giveBack func() // l.release, made once: a method value per request is an allocation
 }
 
 // errQueueFull is returned by acquire when max_queued requests already wait.
 var errQueueFull = errors.New("queue full")
 
 func newLimiter(max, maxQueued int) *limiter {
-	return &limiter{max: max, maxQueued: maxQueued}
+	l := &limiter{max: max, maxQueued: maxQueued}
+	l.giveBack = l.release
+	return l
 }
 
 // acquire takes a place, waiting for one within ctx. It returns the
@@ -41,7 +45,7 @@ func (l *limiter) acquire(ctx context.Context) (func(), error) {
 	if l.max <= 0 || l.inFlight < l.max {
 		l.inFlight++
 		l.mu.Unlock()
-		return l.release, nil
+		return l.giveBack, nil
 	}
 	if len(l.queue) >= l.maxQueued {
 		l.mu.Unlock()
@@ -52,7 +56,7 @@ func (l *limiter) acquire(ctx context.Context) (func(), error) {
 	l.mu.Unlock()
 	select {
 	case <-turn:
-		return l.release, nil
+		return l.giveBack, nil
 	case <-ctx.Done():
 	}
 	l.mu.Lock()

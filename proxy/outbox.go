@@ -39,7 +39,8 @@ type outbox struct {
 	grace  time.Duration    // how long Close lets the writer deliver what is queued
 
 	mu      sync.Mutex
-	wake    *sync.Cond // signalled when msgs grows or shrinks, or on close
+	wake    *sync.Cond // the writer goroutine's (see below)
+	room    *sync.Cond // callers waiting for room: broadcast when the queue shrinks, or on close
 	msgs    []queued
 	store   []queued // the array msgs is a window of: refilled from its start when msgs empties
 	bytes   int
@@ -48,6 +49,7 @@ type outbox struct {
 	dropped int            // notifications dropped while full, since the last report
 	once    map[string]int // coalesced notifications queued, by content
 	done    chan struct{}  // closed when the writer goroutine has returned
+	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
@@ -56,9 +58,15 @@ type outbox struct {
 func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
 	q := &outbox{Stream: s, limit: limit, inline: inline, grace: grace, done: make(chan struct{}), onDrop: onDrop}
 	q.wake = sync.NewCond(&q.mu)
+	q.room = sync.NewCond(&q.mu)
 	go q.writeLoop()
 	return q
 }
+
+// The writer goroutine is woken (wake) when there is a message for it, one
+// that no caller is writing or will write, when a caller's write that left
+// some ends, and on close; never when a caller writes its own message:
+// each such wake-up was a handoff on every request and every answer.
 
 // queued is one message waiting, with the request it belongs to, if any.
 type queued struct {
@@ -109,11 +117,11 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	if q.full(size) && !q.closed {
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
-			q.wake.Broadcast()
+			q.room.Broadcast()
 			q.mu.Unlock()
 		})
 		for q.full(size) && !q.closed && ctx.Err() == nil {
-			q.wake.Wait()
+			q.room.Wait()
 		}
 		stop()
 	}
@@ -126,10 +134,14 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	q.push(m)
 	switch {
 	case q.writing:
+		// Whoever writes takes it: drain writes until the queue is empty,
+		// and a tryInline that leaves messages wakes the writer goroutine.
 	case q.inline:
 		q.drain()
 	case len(q.msgs) == 1 && m.parts == nil:
 		q.tryInline()
+	default:
+		q.wake.Signal()
 	}
 	return nil
 }
@@ -145,6 +157,7 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 func (q *outbox) tryInline() {
 	tw, ok := q.Stream.(jsonrpc.TryWriter)
 	if !ok {
+		q.wake.Signal()
 		return
 	}
 	m := q.msgs[0]
@@ -166,7 +179,10 @@ func (q *outbox) tryInline() {
 		q.msgs = q.msgs[1:]
 		q.bytes -= len(m.msg)
 	}
-	q.wake.Broadcast() // the writer goroutine, for what is left or came meanwhile
+	q.room.Broadcast()
+	if len(q.msgs) > 0 || q.closed {
+		q.wake.Signal() // the writer goroutine, for what is left or came meanwhile, or to end
+	}
 }
 
 // full reports whether a message of n bytes must wait. One message larger
@@ -218,6 +234,9 @@ func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 		return false, func() {}
 	}
 	q.push(m) // the writer goroutine takes it: an offer never writes, so it never waits
+	if !q.writing {
+		q.wake.Signal() // else whoever writes takes it (see enqueue)
+	}
 	return true, func() {}
 }
 
@@ -231,7 +250,6 @@ func (q *outbox) push(m queued) {
 		q.store = q.msgs[:0] // a new array
 	}
 	q.bytes += m.size()
-	q.wake.Broadcast()
 }
 
 // size is how many bytes m takes.
@@ -250,6 +268,7 @@ func (q *outbox) writeLoop() {
 	for {
 		for (len(q.msgs) == 0 || q.writing) && !q.closed {
 			q.wake.Wait()
+			q.wakes++
 		}
 		if q.writing {
 			q.wake.Wait() // closed: let the caller that is writing finish
@@ -291,11 +310,13 @@ func (q *outbox) drain() {
 			q.closed = true
 			q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
 		}
-		q.wake.Broadcast()
+		q.room.Broadcast()
 	}
 	q.dropped = 0 // the episode, if any, is over
 	q.writing = false
-	q.wake.Broadcast()
+	if q.closed {
+		q.wake.Signal() // the writer goroutine waits for the write to end, to end itself
+	}
 }
 
 // Bounds on the messages written together in one write (see takeBatch).
@@ -380,6 +401,7 @@ func (q *outbox) Close() error {
 	q.mu.Lock()
 	q.closed = true
 	q.wake.Broadcast()
+	q.room.Broadcast()
 	q.mu.Unlock()
 	t := time.NewTimer(q.grace)
 	defer t.Stop()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -191,4 +192,52 @@ func TestOutboxWritesQueuedMessagesTogether(t *testing.T) {
 			t.Fatalf("writes: %s; want the first, then the three queued behind it together", got)
 		}
 	}
+}
+
+// The writer goroutine sleeps while callers write their messages
+// themselves: toward a client (inline) and toward a server with room
+// (TryWrite), a message costs no wake-up of it (each cost a handoff on
+// every request and every answer). What a caller leaves, it writes.
+func TestOutboxWriterSleepsWhileCallersWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []struct {
+			name   string
+			inline bool
+			s      *tryStream
+		}{
+			{"inline", true, &tryStream{changed: make(chan struct{}, 1)}},
+			{"tried", false, &tryStream{room: 1 << 20, changed: make(chan struct{}, 1)}},
+		} {
+			q := newOutbox(c.s, upstreamQueueBytes, c.inline, time.Second, nil)
+			synctest.Wait()
+			for i := range 20 {
+				if err := q.Write(context.Background(), []byte(fmt.Sprintf(`{"id":%d}`, i))); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait() // the writer goroutine, if woken, has run
+			}
+			q.mu.Lock()
+			wakes := q.wakes
+			q.mu.Unlock()
+			if wakes > 0 {
+				t.Errorf("%s: the writer goroutine woke %d times for 20 messages its callers wrote", c.name, wakes)
+			}
+			if wire, _ := c.s.snapshot(); strings.Count(wire, "\n") != 20 {
+				t.Errorf("%s: %d messages written, want 20", c.name, strings.Count(wire, "\n"))
+			}
+			q.Close()
+		}
+		// A message that the caller cannot write at once is the writer
+		// goroutine's: it is woken for it.
+		s := &tryStream{changed: make(chan struct{}, 1)}
+		q := newOutbox(s, upstreamQueueBytes, false, time.Second, nil)
+		defer q.Close()
+		if err := q.Write(context.Background(), []byte(`{"id":"full"}`)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if wire, ways := s.snapshot(); wire != "{\"id\":\"full\"}\n" || strings.Join(ways, ",") != "write" {
+			t.Fatalf("a message TryWrite could not take: %q, written by %v; want it written by the writer goroutine", wire, ways)
+		}
+	})
 }

@@ -54,20 +54,33 @@ type ctxHeldSetKey struct{}
 // it began under: for a request that lives on once it has been routed (a
 // listen), so that a reload's removed servers need not wait for its end.
 func letGoOfServers(ctx context.Context) {
-	if release, ok := ctx.Value(ctxHeldSetKey{}).(func()); ok {
-		release()
+	if h, ok := ctx.Value(ctxHeldSetKey{}).(*setHold); ok {
+		h.release()
 	}
 }
 
-// holdLive keeps the live set's servers running until the returned
-// function is called (see above). A set retired between the load and the
-// count is let go, and the newer one held instead.
-func (g *Gateway) holdLive() (release func()) {
+// setHold is a request's hold on a server set (see holdLive), released
+// once, whichever of its end or letGoOfServers comes first.
+type setHold struct {
+	set      *upstreamSet
+	released atomic.Bool
+}
+
+func (h *setHold) release() {
+	if h.released.CompareAndSwap(false, true) {
+		h.set.release()
+	}
+}
+
+// holdLive keeps the live set's servers running until its release is
+// called (see above), and returns it. A set retired between the load and
+// the count is let go, and the newer one held instead.
+func (g *Gateway) holdLive() *upstreamSet {
 	for {
 		set := g.live()
 		set.holds.Add(1)
 		if g.live() == set {
-			return set.release
+			return set
 		}
 		set.release()
 	}

@@ -93,7 +93,7 @@ func TestReloadSwapsTheSet(t *testing.T) {
 	}
 	defer g.Close()
 	old := g.live()
-	release := g.holdLive()
+	release := g.holdLive().release
 	ch, err := g.Reload(loadTestConfig(t, `{"mcpServers": {"keep": {"command": "k"}, "edit": {"command": "e2"}, "added": {"command": "a"}}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -172,13 +172,14 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 	defer s.g.recoverRequest(msg, &err)
 	// The servers it may be routed to stay until it ends, or until it says
 	// it is routed (see Reload, letGoOfServers).
-	held := sync.OnceFunc(s.g.holdLive())
-	defer held()
+	rc := s.serving(ctx, msg)
+	defer rc.hold.release()
 	env, err := readEnvelope(msg)
 	if err != nil {
 		return nil, err
 	}
-	ctx = withMessage(context.WithValue(ctx, ctxHeldSetKey{}, held), s, msg, env)
+	rc.req.env = env
+	ctx = rc
 	m := clientMethods[msg.Method]
 	if env != nil {
 		rec.Protocol, rec.Client = env.version, env.client.Name

@@ -224,7 +224,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 // by progress up to its max_timeout.
 func (u *upstream) newDeadline() *deadline { return newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout) }
 
-// errDeadline is the cause of a request context ended by its deadline.
+// errDeadline is why a request ended at its deadline.
 var errDeadline = errors.New("upstream deadline")
 
 // callWatched is call with the request's deadline made by the caller, who
@@ -241,10 +241,8 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	}
 	// The deadline covers the whole request: waiting for a place among
 	// max_concurrent, for room in the outbox, the write, and the answer.
-	tctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	dl.start(func() { cancel(errDeadline) })
-	defer dl.stop()
+	tctx := dl.watch(ctx)
+	defer dl.end()
 	u.queued.Add(1) // not idle while it waits (an instance's reaper)
 	release, err := u.acquirePlace(ctx, tctx, method)
 	u.queued.Add(-1)
@@ -260,17 +258,19 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 	// Only now is it a request in flight to the server: one still waiting
 	// for a place must not make a server's request to a client look as if
 	// it could be this session's (causeOf).
-	sent := func(jsonrpc.ID) {}
+	var c *caller
 	if r, ok := requestFrom(ctx); ok {
-		var done func()
-		sent, done = u.addCaller(r, dl)
-		defer done()
+		c = u.addCaller(r, dl)
+		defer c.done()
 	}
 	call, err := w.conn.Go(tctx, method, u.outgoing(ctx, w, method, params))
 	var res json.RawMessage
 	if err == nil {
-		sent(call.ID())
-		res, err = call.Wait(tctx)
+		if c != nil {
+			c.sent(call.ID())
+		}
+		dl.sent(call)
+		res, err = call.Wait(ctx)
 		if err == nil {
 			return res, nil
 		}
@@ -282,7 +282,7 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 			u.sendCancel(w, call.ID(), "cancelled by the client")
 		}
 		return nil, ctx.Err()
-	case errors.Is(context.Cause(tctx), errDeadline):
+	case dl.expired():
 		if call != nil {
 			u.sendCancel(w, call.ID(), "mcpgate timeout")
 		}
