@@ -157,7 +157,7 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var pids []int
 	for _, f := range args {
-		fields := strings.Fields(ts.ReadFile(f))
+		fields := strings.Fields(pidsWritten(ts, f))
 		if len(fields) == 0 {
 			ts.Fatalf("%s: no pid", f)
 		}
@@ -183,6 +183,20 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// pidsWritten is what file holds, once it holds anything: a pid file
+// waited for with waitfile exists from the moment the server creates it,
+// before it writes its pid (one write).
+func pidsWritten(ts *testscript.TestScript, file string) string {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text := ts.ReadFile(file)
+		if strings.TrimSpace(text) != "" || time.Now().After(deadline) {
+			return text
+		}
+		time.Sleep(10 * time.Millisecond) // polling for a write by another process
 	}
 }
 

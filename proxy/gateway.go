@@ -198,7 +198,7 @@ func (g *Gateway) Start() {
 		if u.isolatedBase() {
 			reap = true
 			if g.probe {
-				if inst, err := u.instanceFor(nil); err == nil {
+				if inst, err := u.instanceFor(nil, nil); err == nil {
 					ready = append(ready, inst.ready)
 					warm = append(warm, inst.ready)
 				}

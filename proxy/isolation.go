@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,15 +52,45 @@ func (g *Gateway) serving(ctx context.Context, base *upstream) (*upstream, error
 	if s != nil && s.stateless {
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q runs once per client session (\"isolation\": \"session\"), and a request without a session has none to run it for: use a session (initialize) for this server", base.name)
 	}
-	inst, err := base.instanceFor(s)
+	hold, _ := ctx.Value(ctxHeldSetKey{}).(*setHold)
+	inst, err := base.instanceFor(s, hold)
 	if err != nil {
 		return nil, err
 	}
 	inst.connectionCtx(ctx) // the first attempt: capabilities are known after it
 	// Used now, not when the wait began: a start may take longer than
-	// idle_timeout, and the request is not in flight (busy) until sent.
+	// idle_timeout. (A request that is not a client's holds nothing, and
+	// is not in flight, busy, until sent.)
 	inst.touch()
 	return inst, nil
+}
+
+// holdInstance keeps inst from being stopped as idle until the request
+// that holds h ends: however long it takes between obtaining the instance
+// and sending to it (policies, max_concurrent, a loaded machine), and
+// whatever it sends meanwhile. The instance's set lock is held, under
+// which the reaper decides.
+func (h *setHold) holdInstance(inst *upstream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released.Load() || slices.Contains(h.instances, inst) {
+		return
+	}
+	inst.users.Add(1)
+	h.instances = append(h.instances, inst)
+}
+
+// releaseInstances ends the request's holds: its instances are used now,
+// and idle from now on if nothing else uses them.
+func (h *setHold) releaseInstances() {
+	h.mu.Lock()
+	held := h.instances
+	h.instances = nil
+	h.mu.Unlock()
+	for _, inst := range held {
+		inst.touch()
+		inst.users.Add(-1)
+	}
 }
 
 // servingNoStart is serving without starting anything: the session's
@@ -78,11 +109,14 @@ func (s *session) servingNoStart(base *upstream) (*upstream, bool) {
 // and max_instances allows. The instance is marked used under the set's
 // lock: the idle reaper, which decides under the same lock, cannot take an
 // instance from a request that has just obtained it.
-func (base *upstream) instanceFor(s *session) (*upstream, error) {
+func (base *upstream) instanceFor(s *session, hold *setHold) (*upstream, error) {
 	set := base.instances
 	set.mu.Lock()
 	if inst, ok := set.bySession[s]; ok {
 		inst.touch()
+		if hold != nil {
+			hold.holdInstance(inst)
+		}
 		set.mu.Unlock()
 		return inst, nil
 	}
@@ -102,6 +136,9 @@ func (base *upstream) instanceFor(s *session) (*upstream, error) {
 	inst := newUpstream(base.g, base.cfg)
 	inst.base, inst.owner = base, s
 	inst.touch()
+	if hold != nil {
+		hold.holdInstance(inst)
+	}
 	ctx, cancel := context.WithCancel(base.g.ctx)
 	inst.endSupervisor, inst.supervised = cancel, make(chan struct{})
 	inst.mu.Lock()
@@ -221,7 +258,7 @@ func (base *upstream) idleInstances() []*upstream {
 	base.instances.mu.Lock()
 	defer base.instances.mu.Unlock()
 	for s, inst := range base.instances.bySession {
-		if inst.lastUsed.Load() > cutoff || inst.busy() {
+		if inst.lastUsed.Load() > cutoff || inst.users.Load() > 0 || inst.busy() {
 			continue
 		}
 		delete(base.instances.bySession, s)
@@ -279,6 +316,7 @@ type isolationFields struct {
 	owner         *session     // an instance's session; nil otherwise (and for operator views)
 	instances     *instanceSet // an isolated configured server's instances; nil otherwise
 	lastUsed      atomic.Int64 // unix nanoseconds of the last request (instances)
+	users         atomic.Int32 // requests that obtained the instance and have not ended (instanceHold)
 	endSupervisor context.CancelFunc
 	supervised    chan struct{} // closed when an instance's supervisor has returned
 	foundEra      string        // the era a probe found (config.ProtocolModern or ProtocolLegacy); "" when not known. Guarded by base.mu

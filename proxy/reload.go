@@ -64,11 +64,15 @@ func letGoOfServers(ctx context.Context) {
 type setHold struct {
 	set      *upstreamSet
 	released atomic.Bool
+
+	mu        sync.Mutex
+	instances []*upstream // the isolated instances the request uses (holdInstance)
 }
 
 func (h *setHold) release() {
 	if h.released.CompareAndSwap(false, true) {
 		h.set.release()
+		h.releaseInstances()
 	}
 }
 
