@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf16"
@@ -55,6 +56,10 @@ func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) 
 			if scratch == nil {
 				scratch = scratches.Get().(*[]byte)
 			}
+			// Sized once for the whole string: grown by appends, a text of
+			// megabytes would be copied over and over into buffers 1.25
+			// times bigger, allocating several times its size.
+			*scratch = slices.Grow((*scratch)[:0], closingQuote(msg, end)-end)
 			var err error
 			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
 				return nil, fmt.Errorf("string at byte %d: %v", open, err)
@@ -97,6 +102,27 @@ const maxPooledScratch = 256 << 10
 // while the string is in use, nor let the string outlive that use.
 func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// closingQuote returns the index of the first quote at or after msg[i]
+// that is not escaped, or len(msg): where the string msg[i] is in ends.
+func closingQuote(msg []byte, i int) int {
+	for i < len(msg) {
+		q := bytes.IndexByte(msg[i:], '"')
+		if q < 0 {
+			break
+		}
+		i += q
+		backslashes := 0
+		for k := i - 1; k >= 0 && msg[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+		i++
+	}
+	return len(msg)
 }
 
 // nextQuote returns the index of the first quote in msg at or after i, or
