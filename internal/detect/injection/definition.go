@@ -188,7 +188,7 @@ func (w *walker) check(text string, name bool) {
 		}, text)
 	}
 	s := scanners.Get().(*scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	found := slices.Clone(w.c.d.scan(s, text))
 	if name && w.c.enabled.has(KindSecretAccess) {
 		if loc := secretParamName.FindStringIndex(strings.ToLower(text)); loc != nil {

@@ -24,8 +24,11 @@ type Detector struct {
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
+	// maxTrigger is the length of the longest trigger word.
+	maxTrigger int
 	// unfiltered (tests only) tries every start, as if no rule had a
-	// prefix filter.
+	// prefix filter, and builds the matching form of every text (no
+	// phraseFree).
 	unfiltered bool
 }
 
@@ -75,6 +78,10 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 		}
 		d.rules = append(d.rules, r)
 		for _, t := range r.triggers {
+			if len(t) > maxTriggerLen {
+				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
+			}
+			d.maxTrigger = max(d.maxTrigger, len(t))
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
@@ -103,12 +110,27 @@ type match struct {
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
+// maxPooledForm bounds the matching form (and its map) a pooled scanner
+// keeps: after a result of megabytes, a copy of its size must not stay in
+// memory for the next small text.
+const maxPooledForm = 256 << 10
+
+func putScanner(s *scanner) {
+	if cap(s.n.b) > maxPooledForm {
+		s.n.b = nil
+	}
+	if cap(s.n.src) > maxPooledForm/4 {
+		s.n.src = nil
+	}
+	scanners.Put(s)
+}
+
 // Scan implements [detect.Detector]: it appends the findings in text to dst,
 // ordered by Start and non-overlapping (of two overlapping findings the one
 // starting first, or else the longer, is kept).
 func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	s := scanners.Get().(*scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	found := d.scan(s, text)
 	slices.SortFunc(found, func(a, b rawFinding) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
@@ -130,6 +152,18 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 // scan returns every finding of text, overlapping ones included, in s.out.
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	s.out = s.out[:0]
+	if d.unfiltered || !d.phraseFree(text) {
+		s.out = d.scanPhrases(s, text)
+	}
+	if d.enabled.has(KindEncodedPayload) {
+		s.out = d.scanEncoded(text, s.out)
+	}
+	return s.out
+}
+
+// scanPhrases appends to s.out the Unicode findings of text and the
+// matches of the phrase rules, on its matching form.
+func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
 	s.n.found = s.n.found[:0]
 	s.n.normalize(text, false, true)
 	for _, f := range s.n.found {
@@ -147,9 +181,6 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 			start, end := s.n.origSpan(text, m.start, m.end)
 			s.out = append(s.out, rawFinding{Kind: m.kind, Start: start, End: end})
 		}
-	}
-	if d.enabled.has(KindEncodedPayload) {
-		s.out = d.scanEncoded(text, s.out)
 	}
 	return s.out
 }
