@@ -83,9 +83,7 @@ func BenchmarkDetectorCorpus(b *testing.B) {
 				b.SetBytes(int64(len(text)))
 				b.ReportAllocs()
 				dst := d.det.Scan(text, nil) // built, scratch grown
-				for b.Loop() {
-					dst = d.det.Scan(text, dst[:0])
-				}
+				reportCPU(b, len(text), func() { dst = d.det.Scan(text, dst[:0]) })
 			})
 		}
 	}
@@ -105,11 +103,11 @@ func BenchmarkDefaultSetCorpus(b *testing.B) {
 			chain.Run(ctx, in) // the detectors built, their scratch grown
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
-			for b.Loop() {
+			reportCPU(b, len(msg), func() {
 				if _, _, deny := chain.Run(ctx, in); deny != nil {
 					b.Fatalf("denied: %v", deny)
 				}
-			}
+			})
 		})
 	}
 }
