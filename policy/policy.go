@@ -165,16 +165,25 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 	msg := in.Message
 	var records []Record
 	var step *Input // what each policy is given: in, with the message as the policies before left it
-	for _, p := range c {
+	ahead, wait := c.decideEarly(ctx, in)
+	defer wait()
+	modified := false
+	for i, p := range c {
 		if !acts(p, in.Stage) {
 			continue
 		}
-		if step == nil {
-			step = new(Input) // one for the run, not one per policy
+		var d Decision
+		if e := earlyAt(ahead, i); e != nil && !modified {
+			<-e.done
+			d = e.decision
+		} else {
+			if step == nil {
+				step = new(Input) // one for the run, not one per policy
+			}
+			*step = *in
+			step.Message = msg
+			d = p.Decide(ctx, step)
 		}
-		*step = *in
-		step.Message = msg
-		d := p.Decide(ctx, step)
 		if d.Action == Allow {
 			continue
 		}
@@ -191,6 +200,7 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 			return nil, records, &records[len(records)-1]
 		case Modify:
 			msg = d.Message
+			modified = true
 		}
 	}
 	return msg, records, nil
