@@ -101,6 +101,58 @@ type scanner struct {
 	tried   []int   // per rule: the last start tried (each start is tried once)
 	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
+	// judged counts the matches judged in context in this text, and runs
+	// the rules' regexps run; past their budgets, the rest of the text is
+	// one phrase_flood.
+	judged, judgeBudget int
+	runs, runBudget     int
+	flooded             bool
+}
+
+// A match is judged in its sentence (framedAsExample, up to 300 bytes
+// each side, several regexps): about ten microseconds. A text made of
+// nothing but phrases ("<|im_start|>" repeated) would cost that every few
+// bytes, seconds for a result of megabytes. So a text gets judgeBase
+// judgements and one more per judgeEvery bytes (an essay on prompt
+// injection quoting its examples stays well within); past that, what is
+// left of it is reported as one phrase_flood finding, unjudged.
+//
+// The same holds, at a lower price, for running a rule's regexp at a start
+// its prefix filter admits (a microsecond or two): "ignore all previous "
+// repeated admits one every few words. A text gets runBase runs and one
+// more per runEvery bytes.
+const (
+	judgeBase  = 64
+	judgeEvery = 512
+	runBase    = 256
+	runEvery   = 64
+)
+
+// mayJudge counts one judgement of a match starting at b[ms:]. When the
+// text has had its share, it records the phrase_flood match from ms to the
+// end and returns false.
+func (s *scanner) mayJudge(b []byte, ms int) bool {
+	if s.judged < s.judgeBudget {
+		s.judged++
+		return true
+	}
+	s.flood(b, ms)
+	return false
+}
+
+// mayRun counts one run of a rule's regexp at b[p:], as mayJudge.
+func (s *scanner) mayRun(b []byte, p int) bool {
+	if s.runs < s.runBudget {
+		s.runs++
+		return true
+	}
+	s.flood(b, p)
+	return false
+}
+
+func (s *scanner) flood(b []byte, at int) {
+	s.matches = append(s.matches, match{KindPhraseFlood, at, len(b)})
+	s.flooded = true
 }
 
 type match struct {
@@ -190,6 +242,8 @@ func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
 // anyOnly it stops at the first.
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
+	s.judged, s.judgeBudget, s.flooded = 0, judgeBase+len(b)/judgeEvery, false
+	s.runs, s.runBudget = 0, runBase+len(b)/runEvery
 	// covered and tried are reset at the first trigger word only: most
 	// texts (most strings of a message) have none.
 	reset := false
@@ -200,7 +254,7 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	for i := 0; i < len(b); {
 		if !isWordByte(b[i]) {
 			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' {
-				if d.addSpecialToken(s, b, i) && anyOnly {
+				if d.addSpecialToken(s, b, i) && anyOnly || s.flooded {
 					return true
 				}
 			}
@@ -231,7 +285,7 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue
 			}
-			if d.tryRule(s, ri, b, &recent, words) && anyOnly {
+			if d.tryRule(s, ri, b, &recent, words) && anyOnly || s.flooded {
 				return true
 			}
 		}
@@ -276,7 +330,8 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 		return false // inside a recorded match, or tried from an earlier trigger
 	}
 	s.tried[ri] = p
-	if !d.unfiltered && !d.rules[ri].filter().admits(b[p:]) {
+	admitted := d.rules[ri].filter().admits(b[p:])
+	if !admitted && !d.unfiltered {
 		return false
 	}
 	r := d.rules[ri]
@@ -288,11 +343,19 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 	for end < len(b) && isWordByte(b[end]) {
 		end++
 	}
+	// Only runs the filter admits count: the unfiltered detector (tests)
+	// floods where the filtered one does.
+	if admitted && !s.mayRun(b, p) {
+		return true
+	}
 	loc := r.re.FindIndex(b[p:end])
 	if loc == nil {
 		return false
 	}
 	ms, me := p, p+loc[1]
+	if !s.mayJudge(b, ms) {
+		return true
+	}
 	if !d.accept(r, b, ms, me) {
 		return false
 	}
@@ -317,11 +380,17 @@ func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
 
 // addSpecialToken records a special token starting at b[i] ("<|").
 func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
+	if !s.mayRun(b, i) {
+		return true
+	}
 	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
 	if loc == nil || loc[0] != 0 {
 		return false
 	}
 	ms, me := i, i+loc[1]
+	if !s.mayJudge(b, ms) {
+		return true
+	}
 	if framedAsExample(b, ms, me) {
 		return false
 	}
