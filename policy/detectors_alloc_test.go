@@ -68,3 +68,25 @@ func TestRewriteStringsBigEscapedStringOneCopy(t *testing.T) {
 		t.Errorf("walking a %d-byte escaped string allocated %d bytes, want at most %d", len(text), got, limit)
 	}
 }
+
+// TestRedactBigResultOneCopy: redacting a secret in a big result makes
+// one copy of it, the message that goes on (the limit is generous: 1.5x
+// its size; the redacted text was once built apart, then copied). The
+// text has no escapes, so that the walk reads it in place.
+func TestRedactBigResultOneCopy(t *testing.T) {
+	half := strings.Repeat("a line of ordinary tool output; ", (2<<20)/32)
+	text := half + "key " + awsKey + " " + half
+	in := toolCall(Result, toolResult(text))
+	p := defaultDetectorSet(t)[0]
+	p.Decide(context.Background(), in)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d := p.Decide(context.Background(), in)
+	runtime.ReadMemStats(&after)
+	if d.Action != Modify || strings.Contains(string(d.Message), awsKey) {
+		t.Fatalf("decision %v %q, want the key redacted", d.Action, d.Reason)
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(len(in.Message))*3/2; got > limit {
+		t.Errorf("redacting a %d-byte result allocated %d bytes, want at most %d", len(in.Message), got, limit)
+	}
+}

@@ -35,6 +35,21 @@ func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, er
 // rewriteJSONStrings is rewriteStrings that also visits member names when
 // names is true (name tells visit which it has).
 func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) (string, bool)) ([]byte, error) {
+	var repl string
+	return appendJSONStrings(msg, names, func(s string, name bool) bool {
+		var ok bool
+		repl, ok = visit(s, name)
+		return ok && repl != s
+	}, func(dst []byte) []byte { return appendJSONString(dst, repl) })
+}
+
+// appendJSONStrings is the walk of rewriteJSONStrings, in two steps: visit
+// says whether to replace a string, and write then appends the
+// replacement to the output, as a JSON string literal (at once, before the
+// next string is visited). A replacement made of pieces of a big string
+// (a redacted text) is so written straight into the output, not built
+// first as a string of its own and copied.
+func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) bool, write func(dst []byte) []byte) ([]byte, error) {
 	var out []byte // nil until the first replacement
 	copied := 0    // msg[:copied] is in out
 	var scratch *[]byte
@@ -71,16 +86,16 @@ func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) 
 		if name && !names {
 			continue
 		}
-		body := msg[open+1 : end]
-		repl, ok := visit(s, name)
-		if !ok || repl == s {
+		if !visit(s, name) {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, len(msg)+len(repl)-len(body))
+			// Room for the message and a few markers longer than what they
+			// replace: one allocation, as a rule.
+			out = make([]byte, 0, len(msg)+len(msg)/64+256)
 		}
 		out = append(out, msg[copied:open]...)
-		out = appendJSONString(out, repl)
+		out = write(out)
 		copied = end + 1
 	}
 	if out == nil {
@@ -280,8 +295,17 @@ func hex4(b []byte) rune {
 // U+2029 escaped (as encoding/json does, for JavaScript readers); HTML
 // characters are left alone.
 func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	dst = appendJSONEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// appendJSONEscaped appends s escaped as in a JSON string literal, without
+// the quotes. Escaping is per character, so pieces escaped one after the
+// other give what their concatenation gives, cut anywhere: a rune cut in
+// two is invalid UTF-8 either way, and an invalid byte is replaced alone.
+func appendJSONEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -321,6 +345,5 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
