@@ -212,7 +212,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
-	out := items[:0:0]
+	out := make([]item, 0, len(items)) // grown by appends, a list of thousands was copied a dozen times
 	for _, it := range items {
 		if w, ok := u.checkPin(k, it); ok {
 			held[it.name] = w
