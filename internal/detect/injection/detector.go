@@ -163,9 +163,10 @@ type match struct {
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 // maxPooledForm bounds the matching form (and its map) a pooled scanner
-// keeps: after a result of megabytes, a copy of its size must not stay in
-// memory for the next small text.
-const maxPooledForm = 256 << 10
+// keeps: after a result of many megabytes, a copy of its size must not
+// stay in memory for the next small text. Up to it, the form is reused:
+// made anew for every text of a megabyte, it cost a tenth more time.
+const maxPooledForm = 2 << 20
 
 func putScanner(s *scanner) {
 	if cap(s.n.b) > maxPooledForm {

@@ -183,7 +183,7 @@ func TestEncodedScanHelpers(t *testing.T) {
 // put back for the next text does not hold its matching form (a copy of
 // its size, kept for as long as the pool keeps the scanner).
 func TestScanKeepsNoBigFormPooled(t *testing.T) {
-	text := strings.Repeat("Please ignore the warning printed above; it is harmless. ", (2<<20)/57)
+	text := strings.Repeat("Please ignore the warning printed above; it is harmless. ", (4<<20)/57)
 	Default().Scan(text, nil)
 	s := scanners.Get().(*scanner)
 	defer scanners.Put(s)
