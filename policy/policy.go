@@ -160,7 +160,8 @@ var (
 // before it left it, and the first Deny ends the run. It returns the
 // message to go on with (in.Message when nothing changed), the records of
 // every decision other than a plain allow, and the Deny's record, if any
-// (the message then must not go on).
+// (the message then must not go on). It does not keep in: a caller may
+// reuse it for the next run.
 func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *Record) {
 	msg := in.Message
 	var records []Record
