@@ -250,6 +250,15 @@ func nextSpecial(b []byte, i int) int {
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
+	if len(b)-i > longRun {
+		// Past its first bytes, a string may be megabytes long (a tool
+		// result's text): look for each kind of special byte with what is
+		// fastest for it, a window at a time.
+		if k := nextSpecial(b[:i+longRun], i); k < i+longRun {
+			return k
+		}
+		return nextSpecialLong(b, i+longRun)
+	}
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q := x ^ ('"' * ones)
@@ -262,6 +271,55 @@ func nextSpecial(b []byte, i int) int {
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// longRun is how far nextSpecial looks eight bytes at a time before it
+// takes a string for a long one.
+const longRun = 512
+
+// nextSpecialLong is nextSpecial for a long run of plain bytes: the quote
+// and the backslash found with bytes.IndexByte (vector instructions), the
+// first non-ASCII byte 32 bytes at a time, in windows that start small and
+// double, so that no search runs far past the first special byte of
+// another kind (a text of short lines has a "\\n" every few dozen bytes,
+// and its closing quote megabytes away).
+func nextSpecialLong(b []byte, i int) int {
+	for window := 256; i < len(b); window = min(2*window, 64<<10) {
+		w := b[i:min(len(b), i+window)]
+		end := len(w)
+		if q := bytes.IndexByte(w, '"'); q >= 0 {
+			end = q
+		}
+		if s := bytes.IndexByte(w[:end], '\\'); s >= 0 {
+			end = s
+		}
+		end = firstNonASCII(w[:end])
+		if end < len(w) {
+			return i + end
+		}
+		i += len(w)
+	}
+	return len(b)
+}
+
+// firstNonASCII returns the index of the first byte of b that is 0x80 or
+// more, or len(b).
+func firstNonASCII(b []byte) int {
+	const highs = 0x8080808080808080
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		x := binary.LittleEndian.Uint64(b[i:]) | binary.LittleEndian.Uint64(b[i+8:]) |
+			binary.LittleEndian.Uint64(b[i+16:]) | binary.LittleEndian.Uint64(b[i+24:])
+		if x&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
 			return i
 		}
 	}

@@ -229,7 +229,11 @@ func TestNextSpecial(t *testing.T) {
 	fill := []byte{'a', 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x00, 0x01, ' '}
 	special := []byte{'"', '\\', 0x80, 0xc3, 0xff}
 	for range 20000 {
-		b := make([]byte, r.IntN(40))
+		n := r.IntN(40)
+		if r.IntN(8) == 0 {
+			n = r.IntN(12 << 10) // past longRun and across windows
+		}
+		b := make([]byte, n)
 		for i := range b {
 			b[i] = fill[r.IntN(len(fill))]
 		}
