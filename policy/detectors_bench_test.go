@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/detect"
+	"github.com/mcpgate/mcpgate/internal/detect/injection"
+	"github.com/mcpgate/mcpgate/internal/detect/pii"
+	"github.com/mcpgate/mcpgate/internal/detect/secrets"
 )
 
 // defaultDetectorSet is the policy set that applies when the config has no
@@ -52,6 +56,58 @@ func BenchmarkDefaultSetResult4K(b *testing.B) {
 					b.Fatalf("ordinary output: records %v, deny %v", records, deny)
 				}
 			}
+		})
+	}
+}
+
+// corpusSize is the text each corpus benchmark scans: big enough that a
+// result of megabytes is what is measured, small enough to build quickly.
+const corpusSize = 1 << 20
+
+// BenchmarkDetectorCorpus is each default detector's throughput (MB/s) on
+// each corpus (corpus_test.go): the text as one string, as a big tool
+// result's text content reaches the detector.
+func BenchmarkDetectorCorpus(b *testing.B) {
+	detectors := []struct {
+		name string
+		det  detect.Detector
+	}{
+		{"secrets", secrets.Default()},
+		{"pii", pii.Default()},
+		{"injection", injection.Default()},
+	}
+	for _, name := range corpusNames {
+		text := corpus(b, name, corpusSize)
+		for _, d := range detectors {
+			b.Run(d.name+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				dst := d.det.Scan(text, nil) // built, scratch grown
+				reportCPU(b, len(text), func() { dst = d.det.Scan(text, dst[:0]) })
+			})
+		}
+	}
+}
+
+// BenchmarkDefaultSetCorpus is the default policy set's Result stage on a
+// tools/call result whose text content is each corpus: what the set adds
+// to a big result, walking the JSON included.
+func BenchmarkDefaultSetCorpus(b *testing.B) {
+	chain := defaultDetectorSet(b)
+	ctx := context.Background()
+	for _, name := range corpusNames {
+		msg := []byte(toolResult(corpus(b, name, corpusSize)))
+		b.Run(name, func(b *testing.B) {
+			in := &Input{Stage: Result, Session: "s1", Server: "fs", Method: "tools/call", Kind: "tool",
+				Name: "fs__read_file", UpstreamName: "read_file", Message: msg}
+			chain.Run(ctx, in) // the detectors built, their scratch grown
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			reportCPU(b, len(msg), func() {
+				if _, _, deny := chain.Run(ctx, in); deny != nil {
+					b.Fatalf("denied: %v", deny)
+				}
+			})
 		})
 	}
 }

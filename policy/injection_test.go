@@ -69,7 +69,7 @@ func TestInjectionKinds(t *testing.T) {
 	}{
 		{[]string{"shadowing"}, `policies[1].kinds: "shadowing" is looked for in tool and prompt definitions only: list it in the poisoning policy's kinds`},
 		{[]string{"role_tags"}, `policies[1].kinds: unknown kind "role_tags"; did you mean "role_tag"?`},
-		{[]string{"jailbreak"}, `policies[1].kinds: unknown kind "jailbreak" (known: instruction_override, role_tag, concealment, hidden_unicode, tag_smuggling, bidi_control, encoded_payload)`},
+		{[]string{"jailbreak"}, `policies[1].kinds: unknown kind "jailbreak" (known: instruction_override, role_tag, concealment, hidden_unicode, tag_smuggling, bidi_control, encoded_payload, phrase_flood)`},
 	} {
 		_, err := newInjection(injectionSpec("audit", func(s *config.Policy) { s.Kinds = tc.kinds }), Env{})
 		if err == nil || err.Error() != tc.want {

@@ -176,6 +176,15 @@ func (c *peersCache) get(server string, src map[string][]string) *injection.Peer
 		c.by[server] = e
 		return e.peers
 	}
+	// The gateway gives every server of a list the same map: one index
+	// serves them all (one each was the index, thousands of tools, times
+	// the servers).
+	for _, other := range c.by {
+		if sameMap(other.src, src) {
+			c.by[server] = other
+			return other.peers
+		}
+	}
 	cp := make(map[string][]string, len(src))
 	for k, v := range src {
 		cp[k] = slices.Clone(v)

@@ -185,3 +185,24 @@ func TestPoisoningRemembersVerdicts(t *testing.T) {
 		t.Errorf("other peers: %d scans, want 4", got)
 	}
 }
+
+// TestPeersIndexSharedByServers: the servers of one list, given the same
+// map of peers, share one index of it; an equal map keeps it (and so the
+// verdicts made with it); a different one makes a new index.
+func TestPeersIndexSharedByServers(t *testing.T) {
+	var c peersCache
+	first := map[string][]string{"a": {"read"}, "b": {"send_email"}}
+	pa, pb := c.get("a", first), c.get("b", first)
+	if pa != pb {
+		t.Fatal("two servers given the same map got two indexes")
+	}
+	again := map[string][]string{"a": {"read"}, "b": {"send_email"}}
+	if c.get("b", again) != pa || c.get("a", again) != pa {
+		t.Error("an equal map made a new index")
+	}
+	changed := map[string][]string{"a": {"read"}, "b": {"send_email", "send_sms"}}
+	pc := c.get("a", changed)
+	if pc == pa || c.get("b", changed) != pc {
+		t.Error("a changed map: want one new index for both servers")
+	}
+}

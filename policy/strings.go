@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf16"
@@ -34,6 +35,21 @@ func rewriteStrings(msg []byte, visit func(s string) (string, bool)) ([]byte, er
 // rewriteJSONStrings is rewriteStrings that also visits member names when
 // names is true (name tells visit which it has).
 func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) (string, bool)) ([]byte, error) {
+	var repl string
+	return appendJSONStrings(msg, names, func(s string, name bool) bool {
+		var ok bool
+		repl, ok = visit(s, name)
+		return ok && repl != s
+	}, func(dst []byte) []byte { return appendJSONString(dst, repl) })
+}
+
+// appendJSONStrings is the walk of rewriteJSONStrings, in two steps: visit
+// says whether to replace a string, and write then appends the
+// replacement to the output, as a JSON string literal (at once, before the
+// next string is visited). A replacement made of pieces of a big string
+// (a redacted text) is so written straight into the output, not built
+// first as a string of its own and copied.
+func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) bool, write func(dst []byte) []byte) ([]byte, error) {
 	var out []byte // nil until the first replacement
 	copied := 0    // msg[:copied] is in out
 	var scratch *[]byte
@@ -55,6 +71,10 @@ func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) 
 			if scratch == nil {
 				scratch = scratches.Get().(*[]byte)
 			}
+			// Sized once for the whole string: grown by appends, a text of
+			// megabytes would be copied over and over into buffers 1.25
+			// times bigger, allocating several times its size.
+			*scratch = slices.Grow((*scratch)[:0], closingQuote(msg, end)-end)
 			var err error
 			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
 				return nil, fmt.Errorf("string at byte %d: %v", open, err)
@@ -66,16 +86,16 @@ func rewriteJSONStrings(msg []byte, names bool, visit func(s string, name bool) 
 		if name && !names {
 			continue
 		}
-		body := msg[open+1 : end]
-		repl, ok := visit(s, name)
-		if !ok || repl == s {
+		if !visit(s, name) {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, len(msg)+len(repl)-len(body))
+			// Room for the message and a few markers longer than what they
+			// replace: one allocation, as a rule.
+			out = make([]byte, 0, len(msg)+len(msg)/64+256)
 		}
 		out = append(out, msg[copied:open]...)
-		out = appendJSONString(out, repl)
+		out = write(out)
 		copied = end + 1
 	}
 	if out == nil {
@@ -97,6 +117,27 @@ const maxPooledScratch = 256 << 10
 // while the string is in use, nor let the string outlive that use.
 func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// closingQuote returns the index of the first quote at or after msg[i]
+// that is not escaped, or len(msg): where the string msg[i] is in ends.
+func closingQuote(msg []byte, i int) int {
+	for i < len(msg) {
+		q := bytes.IndexByte(msg[i:], '"')
+		if q < 0 {
+			break
+		}
+		i += q
+		backslashes := 0
+		for k := i - 1; k >= 0 && msg[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+		i++
+	}
+	return len(msg)
 }
 
 // nextQuote returns the index of the first quote in msg at or after i, or
@@ -209,6 +250,15 @@ func nextSpecial(b []byte, i int) int {
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
+	if len(b)-i > longRun {
+		// Past its first bytes, a string may be megabytes long (a tool
+		// result's text): look for each kind of special byte with what is
+		// fastest for it, a window at a time.
+		if k := nextSpecial(b[:i+longRun], i); k < i+longRun {
+			return k
+		}
+		return nextSpecialLong(b, i+longRun)
+	}
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q := x ^ ('"' * ones)
@@ -221,6 +271,55 @@ func nextSpecial(b []byte, i int) int {
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// longRun is how far nextSpecial looks eight bytes at a time before it
+// takes a string for a long one.
+const longRun = 512
+
+// nextSpecialLong is nextSpecial for a long run of plain bytes: the quote
+// and the backslash found with bytes.IndexByte (vector instructions), the
+// first non-ASCII byte 32 bytes at a time, in windows that start small and
+// double, so that no search runs far past the first special byte of
+// another kind (a text of short lines has a "\\n" every few dozen bytes,
+// and its closing quote megabytes away).
+func nextSpecialLong(b []byte, i int) int {
+	for window := 256; i < len(b); window = min(2*window, 64<<10) {
+		w := b[i:min(len(b), i+window)]
+		end := len(w)
+		if q := bytes.IndexByte(w, '"'); q >= 0 {
+			end = q
+		}
+		if s := bytes.IndexByte(w[:end], '\\'); s >= 0 {
+			end = s
+		}
+		end = firstNonASCII(w[:end])
+		if end < len(w) {
+			return i + end
+		}
+		i += len(w)
+	}
+	return len(b)
+}
+
+// firstNonASCII returns the index of the first byte of b that is 0x80 or
+// more, or len(b).
+func firstNonASCII(b []byte) int {
+	const highs = 0x8080808080808080
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		x := binary.LittleEndian.Uint64(b[i:]) | binary.LittleEndian.Uint64(b[i+8:]) |
+			binary.LittleEndian.Uint64(b[i+16:]) | binary.LittleEndian.Uint64(b[i+24:])
+		if x&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
 			return i
 		}
 	}
@@ -254,8 +353,17 @@ func hex4(b []byte) rune {
 // U+2029 escaped (as encoding/json does, for JavaScript readers); HTML
 // characters are left alone.
 func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	dst = appendJSONEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// appendJSONEscaped appends s escaped as in a JSON string literal, without
+// the quotes. Escaping is per character, so pieces escaped one after the
+// other give what their concatenation gives, cut anywhere: a rune cut in
+// two is invalid UTF-8 either way, and an invalid byte is replaced alone.
+func appendJSONEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -295,6 +403,5 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }

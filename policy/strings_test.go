@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/detect"
 )
 
 // values returns the string values rewriteStrings visits in msg.
@@ -227,7 +229,11 @@ func TestNextSpecial(t *testing.T) {
 	fill := []byte{'a', 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x00, 0x01, ' '}
 	special := []byte{'"', '\\', 0x80, 0xc3, 0xff}
 	for range 20000 {
-		b := make([]byte, r.IntN(40))
+		n := r.IntN(40)
+		if r.IntN(8) == 0 {
+			n = r.IntN(12 << 10) // past longRun and across windows
+		}
+		b := make([]byte, n)
 		for i := range b {
 			b[i] = fill[r.IntN(len(fill))]
 		}
@@ -249,6 +255,37 @@ func TestNextSpecial(t *testing.T) {
 		}
 		if got := nextSpecial(b, from); got != want {
 			t.Fatalf("nextSpecial(%q, %d) = %d, want %d", b, from, got, want)
+		}
+	}
+}
+
+// TestAppendRedactedIsRedactThenQuote: writing a redacted string piece by
+// piece gives the bytes that quoting the whole redacted string gives,
+// findings cutting runes, invalid UTF-8 and characters to escape included.
+func TestAppendRedactedIsRedactThenQuote(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", "Z", "\"", "\\", "\n", "\x01", "é", "€", "\U0001F600", "\u2028", "\xff", "\xe2\x82", "<", "&"}
+	recordOnly := map[string]bool{"high_entropy_string": true}
+	kinds := []string{"aws_access_key", "email", "high_entropy_string"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(20) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		var found []detect.Finding
+		for at := 0; at < len(s); {
+			start := at + r.IntN(len(s)-at+1)
+			if start >= len(s) {
+				break
+			}
+			end := start + 1 + r.IntN(len(s)-start)
+			found = append(found, detect.Finding{Kind: kinds[r.IntN(len(kinds))], Start: start, End: end})
+			at = end
+		}
+		want := appendJSONString(nil, redact(s, found, recordOnly))
+		if got := appendRedacted(nil, s, found, recordOnly); string(got) != string(want) {
+			t.Fatalf("%q with %v: appendRedacted %s, quoted redact %s", s, found, got, want)
 		}
 	}
 }

@@ -41,16 +41,18 @@ func (p *textScan) Stages() []Stage { return p.stages }
 
 func (p *textScan) Decide(_ context.Context, in *Input) Decision {
 	var t tally
-	msg, err := rewriteStrings(in.Message, func(s string) (string, bool) {
-		found := p.det.Scan(s, nil)
-		if len(found) == 0 {
-			return "", false
+	var s string
+	var found []detect.Finding
+	msg, err := appendJSONStrings(in.Message, false, func(text string, _ bool) bool {
+		if found = p.det.Scan(text, found[:0]); len(found) == 0 {
+			return false
 		}
 		if acted := t.add(found, p.recordOnly); acted == 0 || p.action != actionRedact {
-			return "", false
+			return false
 		}
-		return redact(s, found, p.recordOnly), true
-	})
+		s = text
+		return true
+	}, func(dst []byte) []byte { return appendRedacted(dst, s, found, p.recordOnly) })
 	if err != nil {
 		return p.unreadable(in, err)
 	}
@@ -159,6 +161,26 @@ func redact(s string, found []detect.Finding, recordOnly map[string]bool) string
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// appendRedacted appends to dst, as a JSON string literal, what redact
+// returns, without making it first: a big result with a secret in it is
+// copied once, into the message that goes on.
+func appendRedacted(dst []byte, s string, found []detect.Finding, recordOnly map[string]bool) []byte {
+	dst = append(dst, '"')
+	last := 0
+	for _, f := range found {
+		if recordOnly[f.Kind] || f.End <= last {
+			continue
+		}
+		dst = appendJSONEscaped(dst, s[last:max(last, f.Start)])
+		dst = append(dst, "[REDACTED:"...)
+		dst = appendJSONEscaped(dst, f.Kind)
+		dst = append(dst, ']')
+		last = f.End
+	}
+	dst = appendJSONEscaped(dst, s[last:])
+	return append(dst, '"')
 }
 
 // refusal says what a Deny refuses, for the client and the model: a tool

@@ -212,7 +212,8 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
-	out := items[:0:0]
+	out := make([]item, 0, len(items)) // grown by appends, a list of thousands was copied a dozen times
+	var in policy.Input                // one for the list: Run does not keep it
 	for _, it := range items {
 		if w, ok := u.checkPin(k, it); ok {
 			held[it.name] = w
@@ -226,8 +227,8 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if chained {
-			in := &policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.live().names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
-			msg, recs, denied := sp.chain.Run(ctx, in)
+			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.live().names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
+			msg, recs, denied := sp.chain.Run(ctx, &in)
 			records = append(records, recs...)
 			if denied != nil {
 				held[it.name] = withheld{denied.Policy, denied.Reason}

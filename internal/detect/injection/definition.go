@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,8 +108,6 @@ type container struct {
 }
 
 func (w *walker) walk(definition []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(definition))
-	dec.UseNumber()
 	var stack []container
 	// value marks the end of one value in the current container.
 	value := func() {
@@ -137,43 +133,106 @@ func (w *walker) walk(definition []byte) error {
 			w.path = w.path[:len(w.path)-1]
 		}
 	}
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				if len(stack) >= maxDefinitionDepth {
-					return fmt.Errorf("nested deeper than %d levels at %s", maxDefinitionDepth, w.pathString())
-				}
-				enter()
-				stack = append(stack, container{object: d == '{', expectKey: d == '{'})
-			case '}', ']':
-				stack = stack[:len(stack)-1]
-				leaveArrayElem()
-				value()
+	// Check has validated the definition (json.Unmarshal): the walk only
+	// cuts it into tokens, where encoding/json's Decoder.Token made an
+	// allocation or more of every one.
+	b := definition
+	for i := 0; i < len(b); {
+		switch c := b[i]; c {
+		case '{', '[':
+			if len(stack) >= maxDefinitionDepth {
+				return fmt.Errorf("nested deeper than %d levels at %s", maxDefinitionDepth, w.pathString())
 			}
-			continue
-		}
-		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey {
-			key := tok.(string)
-			w.path = append(w.path, pathElem{key: key, index: -1})
-			stack[len(stack)-1].expectKey = false
-			w.check(key, true)
-			continue
-		}
-		enter()
-		if s, ok := tok.(string); ok {
+			enter()
+			stack = append(stack, container{object: c == '{', expectKey: c == '{'})
+			i++
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			leaveArrayElem()
+			value()
+			i++
+		case '"':
+			end := closingQuote(b, i+1)
+			if end == len(b) {
+				return fmt.Errorf("unterminated string at byte %d", i)
+			}
+			s, err := jsonString(b[i : end+1])
+			if err != nil {
+				return err
+			}
+			i = end + 1
+			if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey {
+				w.path = append(w.path, pathElem{key: s, index: -1})
+				stack[len(stack)-1].expectKey = false
+				w.check(s, true)
+				continue
+			}
+			enter()
 			w.check(s, false)
+			leaveArrayElem()
+			value()
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+		default: // a number, true, false or null
+			for i < len(b) && !jsonValueEnds(b[i]) {
+				i++
+			}
+			enter()
+			leaveArrayElem()
+			value()
 		}
-		leaveArrayElem()
-		value()
 	}
+	return nil
+}
+
+// jsonValueEnds reports whether c ends a number or literal.
+func jsonValueEnds(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// closingQuote returns the index of the first quote at or after b[i] that
+// is not escaped, or len(b).
+func closingQuote(b []byte, i int) int {
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			break
+		}
+		i += q
+		backslashes := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+		i++
+	}
+	return len(b)
+}
+
+// jsonString decodes the JSON string literal lit as encoding/json does:
+// plain ASCII as it is, anything else (escapes, other characters, invalid
+// UTF-8) by encoding/json itself.
+func jsonString(lit []byte) (string, error) {
+	body := lit[1 : len(lit)-1]
+	plain := true
+	for _, c := range body {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(body), nil
+	}
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
 }
 
 // check searches one string of the definition at the current path.
@@ -188,7 +247,7 @@ func (w *walker) check(text string, name bool) {
 		}, text)
 	}
 	s := scanners.Get().(*scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	found := slices.Clone(w.c.d.scan(s, text))
 	if name && w.c.enabled.has(KindSecretAccess) {
 		if loc := secretParamName.FindStringIndex(strings.ToLower(text)); loc != nil {

@@ -24,8 +24,11 @@ type Detector struct {
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
+	// maxTrigger is the length of the longest trigger word.
+	maxTrigger int
 	// unfiltered (tests only) tries every start, as if no rule had a
-	// prefix filter.
+	// prefix filter, and builds the matching form of every text (no
+	// phraseFree).
 	unfiltered bool
 }
 
@@ -75,6 +78,10 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 		}
 		d.rules = append(d.rules, r)
 		for _, t := range r.triggers {
+			if len(t) > maxTriggerLen {
+				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
+			}
+			d.maxTrigger = max(d.maxTrigger, len(t))
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
@@ -94,6 +101,58 @@ type scanner struct {
 	tried   []int   // per rule: the last start tried (each start is tried once)
 	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
+	// judged counts the matches judged in context in this text, and runs
+	// the rules' regexps run; past their budgets, the rest of the text is
+	// one phrase_flood.
+	judged, judgeBudget int
+	runs, runBudget     int
+	flooded             bool
+}
+
+// A match is judged in its sentence (framedAsExample, up to 300 bytes
+// each side, several regexps): about ten microseconds. A text made of
+// nothing but phrases ("<|im_start|>" repeated) would cost that every few
+// bytes, seconds for a result of megabytes. So a text gets judgeBase
+// judgements and one more per judgeEvery bytes (an essay on prompt
+// injection quoting its examples stays well within); past that, what is
+// left of it is reported as one phrase_flood finding, unjudged.
+//
+// The same holds, at a lower price, for running a rule's regexp at a start
+// its prefix filter admits (a microsecond or two): "ignore all previous "
+// repeated admits one every few words. A text gets runBase runs and one
+// more per runEvery bytes.
+const (
+	judgeBase  = 64
+	judgeEvery = 512
+	runBase    = 256
+	runEvery   = 64
+)
+
+// mayJudge counts one judgement of a match starting at b[ms:]. When the
+// text has had its share, it records the phrase_flood match from ms to the
+// end and returns false.
+func (s *scanner) mayJudge(b []byte, ms int) bool {
+	if s.judged < s.judgeBudget {
+		s.judged++
+		return true
+	}
+	s.flood(b, ms)
+	return false
+}
+
+// mayRun counts one run of a rule's regexp at b[p:], as mayJudge.
+func (s *scanner) mayRun(b []byte, p int) bool {
+	if s.runs < s.runBudget {
+		s.runs++
+		return true
+	}
+	s.flood(b, p)
+	return false
+}
+
+func (s *scanner) flood(b []byte, at int) {
+	s.matches = append(s.matches, match{KindPhraseFlood, at, len(b)})
+	s.flooded = true
 }
 
 type match struct {
@@ -103,12 +162,28 @@ type match struct {
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
+// maxPooledForm bounds the matching form (and its map) a pooled scanner
+// keeps: after a result of many megabytes, a copy of its size must not
+// stay in memory for the next small text. Up to it, the form is reused:
+// made anew for every text of a megabyte, it cost a tenth more time.
+const maxPooledForm = 2 << 20
+
+func putScanner(s *scanner) {
+	if cap(s.n.b) > maxPooledForm {
+		s.n.b = nil
+	}
+	if cap(s.n.src) > maxPooledForm/4 {
+		s.n.src = nil
+	}
+	scanners.Put(s)
+}
+
 // Scan implements [detect.Detector]: it appends the findings in text to dst,
 // ordered by Start and non-overlapping (of two overlapping findings the one
 // starting first, or else the longer, is kept).
 func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	s := scanners.Get().(*scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	found := d.scan(s, text)
 	slices.SortFunc(found, func(a, b rawFinding) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
@@ -130,6 +205,18 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 // scan returns every finding of text, overlapping ones included, in s.out.
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	s.out = s.out[:0]
+	if d.unfiltered || !d.phraseFree(text) {
+		s.out = d.scanPhrases(s, text)
+	}
+	if d.enabled.has(KindEncodedPayload) {
+		s.out = d.scanEncoded(text, s.out)
+	}
+	return s.out
+}
+
+// scanPhrases appends to s.out the Unicode findings of text and the
+// matches of the phrase rules, on its matching form.
+func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
 	s.n.found = s.n.found[:0]
 	s.n.normalize(text, false, true)
 	for _, f := range s.n.found {
@@ -148,9 +235,6 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 			s.out = append(s.out, rawFinding{Kind: m.kind, Start: start, End: end})
 		}
 	}
-	if d.enabled.has(KindEncodedPayload) {
-		s.out = d.scanEncoded(text, s.out)
-	}
 	return s.out
 }
 
@@ -159,6 +243,8 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // anyOnly it stops at the first.
 func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	s.matches = s.matches[:0]
+	s.judged, s.judgeBudget, s.flooded = 0, judgeBase+len(b)/judgeEvery, false
+	s.runs, s.runBudget = 0, runBase+len(b)/runEvery
 	// covered and tried are reset at the first trigger word only: most
 	// texts (most strings of a message) have none.
 	reset := false
@@ -169,7 +255,7 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	for i := 0; i < len(b); {
 		if !isWordByte(b[i]) {
 			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' {
-				if d.addSpecialToken(s, b, i) && anyOnly {
+				if d.addSpecialToken(s, b, i) && anyOnly || s.flooded {
 					return true
 				}
 			}
@@ -200,7 +286,7 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue
 			}
-			if d.tryRule(s, ri, b, &recent, words) && anyOnly {
+			if d.tryRule(s, ri, b, &recent, words) && anyOnly || s.flooded {
 				return true
 			}
 		}
@@ -245,7 +331,8 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 		return false // inside a recorded match, or tried from an earlier trigger
 	}
 	s.tried[ri] = p
-	if !d.unfiltered && !d.rules[ri].filter().admits(b[p:]) {
+	admitted := d.rules[ri].filter().admits(b[p:])
+	if !admitted && !d.unfiltered {
 		return false
 	}
 	r := d.rules[ri]
@@ -257,11 +344,19 @@ func (d *Detector) tryAt(s *scanner, ri int, b []byte, p int) bool {
 	for end < len(b) && isWordByte(b[end]) {
 		end++
 	}
+	// Only runs the filter admits count: the unfiltered detector (tests)
+	// floods where the filtered one does.
+	if admitted && !s.mayRun(b, p) {
+		return true
+	}
 	loc := r.re.FindIndex(b[p:end])
 	if loc == nil {
 		return false
 	}
 	ms, me := p, p+loc[1]
+	if !s.mayJudge(b, ms) {
+		return true
+	}
 	if !d.accept(r, b, ms, me) {
 		return false
 	}
@@ -286,11 +381,17 @@ func (d *Detector) accept(r *rule, b []byte, ms, me int) bool {
 
 // addSpecialToken records a special token starting at b[i] ("<|").
 func (d *Detector) addSpecialToken(s *scanner, b []byte, i int) bool {
+	if !s.mayRun(b, i) {
+		return true
+	}
 	loc := specialToken.FindIndex(b[i:min(len(b), i+48)])
 	if loc == nil || loc[0] != 0 {
 		return false
 	}
 	ms, me := i, i+loc[1]
+	if !s.mayJudge(b, ms) {
+		return true
+	}
 	if framedAsExample(b, ms, me) {
 		return false
 	}

@@ -25,7 +25,11 @@
 // trigger word is a rule tried, at that word and the few before it, and only
 // where the text begins with one of the literal prefixes the rule can match
 // (prefilter.go, derived from the regexp's syntax tree). Ordinary text costs
-// the normalising pass, the word pass and a handful of failed prefix tests.
+// the normalising pass, the word pass and a handful of failed prefix tests;
+// plain ASCII in which no trigger word occurs (logs, CSV, blobs) is not
+// normalised at all (plain.go). A text gets a bounded number of rule runs
+// and of judgements in context for its length; past them, its rest is one
+// phrase_flood finding, so that a text made of phrases stays cheap.
 // A match is then judged in context (context.go):
 //
 //   - position: override and exfiltration verbs count only in imperative

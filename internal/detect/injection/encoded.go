@@ -3,6 +3,7 @@ package injection
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"strings"
 )
 
 // Encoded payloads. Text is cut into tokens at white space, quotes and
@@ -64,10 +65,7 @@ func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
 			i = k + 1
 			continue
 		}
-		j := i + minEncodedLen
-		for j < len(text) && !isTokenBreak(text[j]) {
-			j++
-		}
+		j := tokenEnd(text, i+minEncodedLen)
 		found = d.scanToken(text, i, j, found)
 		i = j
 	}
@@ -75,6 +73,54 @@ func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
 }
 
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
+
+// tokenEnd returns the index of the first token break at or after
+// text[i], or len(text); eight letters at a time where it can (letters
+// are never breaks): a long token is a blob.
+func tokenEnd(text string, i int) int {
+	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	}
+	for i < len(text) && !isTokenBreak(text[i]) {
+		i++
+	}
+	return i
+}
+
+// base64End returns the end of the run of base64 bytes at text[i:].
+func base64End(text string, i int) int {
+	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	}
+	for i < len(text) && isBase64Byte(text[i]) {
+		i++
+	}
+	return i
+}
+
+// countEscapes counts in tok the %XX escapes and the \xXX escapes. It
+// jumps from '%' to '%' and from '\\' to '\\': a long token has few or none.
+func countEscapes(tok string) (percent, escapes int) {
+	for k := 0; ; k++ {
+		q := strings.IndexByte(tok[k:], '%')
+		if q < 0 {
+			break
+		}
+		k += q
+		if k+2 < len(tok) && isHex(tok[k+1]) && isHex(tok[k+2]) {
+			percent++
+		}
+	}
+	for k := 0; ; k++ {
+		q := strings.IndexByte(tok[k:], '\\')
+		if q < 0 {
+			break
+		}
+		k += q
+		if k+3 < len(tok) && tok[k+1] == 'x' && isHex(tok[k+2]) && isHex(tok[k+3]) {
+			escapes++
+		}
+	}
+	return percent, escapes
+}
 
 var tokenBreaks = func() (t [256]bool) {
 	for _, c := range []byte(" \t\n\r\v\f\"'`<>()[]{},;|") {
@@ -89,15 +135,7 @@ var tokenBreaks = func() (t [256]bool) {
 // scanToken looks at one token text[i:j] for the three encodings.
 func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFinding {
 	tok := text[i:j]
-	percent, escapes := 0, 0
-	for k := 0; k+2 < len(tok); k++ {
-		switch {
-		case tok[k] == '%' && isHex(tok[k+1]) && isHex(tok[k+2]):
-			percent++
-		case tok[k] == '\\' && tok[k+1] == 'x' && k+3 < len(tok) && isHex(tok[k+2]) && isHex(tok[k+3]):
-			escapes++
-		}
-	}
+	percent, escapes := countEscapes(tok)
 	if percent >= 3 && d.harmful(decodePercent(tok)) {
 		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
@@ -110,10 +148,7 @@ func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFin
 			k++
 			continue
 		}
-		m := k
-		for m < len(tok) && isBase64Byte(tok[m]) {
-			m++
-		}
+		m := base64End(tok, k)
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {
 			end++
@@ -160,11 +195,8 @@ func (d *Detector) harmfulRun(run string) bool {
 		}
 	}
 	enc := base64.RawStdEncoding
-	for k := 0; k < len(run); k++ {
-		if run[k] == '-' || run[k] == '_' {
-			enc = base64.RawURLEncoding
-			break
-		}
+	if strings.IndexByte(run, '-') >= 0 || strings.IndexByte(run, '_') >= 0 {
+		enc = base64.RawURLEncoding
 	}
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.
 	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
@@ -240,7 +272,7 @@ func (d *Detector) harmful(decoded []byte) bool {
 		return true
 	}
 	s := scanners.Get().(*scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	s.n.normalize(string(decoded), false, false)
 	return d.matchPhrases(s, s.n.b, true)
 }

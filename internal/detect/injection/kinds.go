@@ -19,6 +19,7 @@ const (
 	KindSecretAccess         = "secret_access"
 	KindCrossToolInstruction = "cross_tool_instruction"
 	KindShadowing            = "shadowing"
+	KindPhraseFlood          = "phrase_flood"
 )
 
 // Kind describes one kind of finding.
@@ -43,6 +44,7 @@ var Kinds = []Kind{
 	{KindSecretAccess, `an instruction to read secrets or credential files (~/.ssh, .env, ~/.aws/credentials, mcp.json...) or to send secrets into a parameter or off the machine`, true},
 	{KindCrossToolInstruction, `an instruction about other tools: use this one instead of any other, do not use other tools, after every tool call send..., all emails must go to...`, true},
 	{KindShadowing, `a definition that names another server's tool or server (send_email, mail__send_email, "the mail server")`, true},
+	{KindPhraseFlood, `a text with more injection phrases than are tried and judged one by one (256 tries and one more per 64 bytes, 64 judgements and one more per 512 bytes): from there to its end, reported as one finding`, false},
 }
 
 // Options configure a [Detector] or a [Checker]. The zero value reports

@@ -124,8 +124,7 @@ const (
 // spaces in a row (nor a space first after one, when space is set), it
 // returns it lower-cased, as a little-endian word.
 func plainChunk(text string, i int, space bool) (uint64, bool) {
-	x := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
-		uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
+	x := load64(text, i)
 	// A byte below 0x20 or above 0x7e (the borrow and carry tricks flag
 	// it; a false flag only ever sits above a true one).
 	if ((x-0x20*ones)&^x|(x+0x01*ones)|x)&highs != 0 {

@@ -102,15 +102,15 @@ func (s *prefixSet) has(b []byte) bool {
 	return false
 }
 
-func newPrefixSet(strs map[prefixKey]bool) *prefixSet {
-	s := &prefixSet{keys: make([]prefixKey, 0, len(strs))}
-	for k := range strs {
-		s.keys = append(s.keys, k)
+// newPrefixSet makes a set of keys, sorted and without duplicates (what
+// prefixes returns).
+func newPrefixSet(keys []prefixKey) *prefixSet {
+	s := &prefixSet{keys: slices.Clip(keys)}
+	for _, k := range keys {
 		if n := k.len(); !slices.Contains(s.lens, n) {
 			s.lens = append(s.lens, n)
 		}
 	}
-	slices.SortFunc(s.keys, comparePrefixKeys)
 	slices.Sort(s.lens)
 	return s
 }
@@ -155,12 +155,12 @@ func newPrefixFilter(pattern string) *prefixFilter {
 		panic(err) // the same pattern compiled with regexp.MustCompile
 	}
 	re = re.Simplify()
-	short := map[prefixKey]bool{}
-	if !prefixes(re, prefixLen, maxPrefixes, short) || short[prefixKey{}] {
+	short, ok := prefixes(re, prefixLen, maxPrefixes)
+	if !ok || short[0] == (prefixKey{}) {
 		return nil
 	}
 	f := &prefixFilter{short: newPrefixSet(short), pairs: new([pairBits / 64]uint64)}
-	for p := range short {
+	for _, p := range short {
 		if p.len() < 2 {
 			f.pairs = nil
 			break
@@ -168,28 +168,52 @@ func newPrefixFilter(pattern string) *prefixFilter {
 		h := pairHash(p.byteAt(0), p.byteAt(1))
 		f.pairs[h/64] |= 1 << (h % 64)
 	}
-	long := make(map[prefixKey]bool, 64)
-	if prefixes(re, longPrefixLen, maxLongPrefixes, long) && !long[prefixKey{}] {
+	if long, ok := prefixes(re, longPrefixLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
 		f.long = newPrefixSet(long)
 	}
 	return f
 }
 
-// prefixes adds to set the beginnings (up to k bytes) of what re matches.
-// It returns false when the set grows beyond limit or the walk too deep.
+// prefixes returns the beginnings (up to k bytes) of what re matches,
+// sorted, without duplicates, never empty. It returns false when there are
+// more than limit of them or the walk goes too deep.
 //
 // The walk visits every path through the pattern up to k bytes, which is
 // thousands of steps for a rule: each step keeps what it has read in a
 // fixed array and what is left to match in a list that shares its tail,
-// so that a step costs no copying of either.
-func prefixes(re *syntax.Regexp, k, limit int, set map[prefixKey]bool) bool {
-	w := prefixWalk{k: k, limit: limit, set: set}
-	return w.walk(&seqNode{re: re}, prefixHead{}, 0)
+// so that a step costs no copying of either. The beginnings are collected
+// in a slice, sorted and compacted when it fills: a map of thousands of
+// keys was most of the memory a first scan takes.
+func prefixes(re *syntax.Regexp, k, limit int) ([]prefixKey, bool) {
+	w := prefixWalk{k: k, limit: limit}
+	if !w.walk(&seqNode{re: re}, prefixHead{}, 0) || !w.compact() {
+		return nil, false
+	}
+	return w.set, len(w.set) > 0
 }
 
 type prefixWalk struct {
 	k, limit int
-	set      map[prefixKey]bool
+	set      []prefixKey // sorted and unique up to sorted
+	sorted   int
+}
+
+// add adds a beginning; false when there are too many.
+func (w *prefixWalk) add(key prefixKey) bool {
+	w.set = append(w.set, key)
+	if len(w.set)-w.sorted > max(64, w.sorted) {
+		return w.compact()
+	}
+	return true
+}
+
+// compact sorts the set and drops duplicates; false when more than limit
+// are left.
+func (w *prefixWalk) compact() bool {
+	slices.SortFunc(w.set, comparePrefixKeys)
+	w.set = slices.CompactFunc(w.set, func(a, b prefixKey) bool { return a == b })
+	w.sorted = len(w.set)
+	return len(w.set) <= w.limit
 }
 
 // seqNode is what is left to match: re, then next (nil: nothing).
@@ -221,27 +245,24 @@ func then(rest *seqNode, first ...*syntax.Regexp) *seqNode {
 }
 
 func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
-	if len(w.set) > w.limit || depth > maxPrefixWalkStep {
+	if depth > maxPrefixWalkStep {
 		return false
 	}
 	if head.n >= w.k || seq == nil {
-		w.set[head.key()] = true
-		return true
+		return w.add(head.key())
 	}
 	n, rest := seq.re, seq.next
 	switch n.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return w.walk(rest, head, depth+1)
 	case syntax.OpEndText, syntax.OpEndLine:
-		w.set[head.key()] = true // the match may end here: anything may follow
-		return true
+		return w.add(head.key()) // the match may end here: anything may follow
 	case syntax.OpLiteral:
 		var buf [longPrefixLen]byte
 		lit := buf[:0]
 		for _, r := range n.Rune {
 			if r >= 0x80 || n.Flags&syntax.FoldCase != 0 {
-				w.set[head.key()] = true
-				return true
+				return w.add(head.key())
 			}
 			if r == '\n' {
 				r = ' '
@@ -254,8 +275,7 @@ func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
 	case syntax.OpCharClass:
 		chars, ok := classChars(n.Rune)
 		if !ok {
-			w.set[head.key()] = true
-			return true
+			return w.add(head.key())
 		}
 		for _, c := range chars {
 			if !w.walk(rest, head.plus([]byte{c}, w.k), depth+1) {
@@ -278,8 +298,7 @@ func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
 		return w.walk(rest, head, depth+1) && w.walk(then(rest, n.Sub[0]), head, depth+1)
 	case syntax.OpStar, syntax.OpPlus:
 		if minLen(n.Sub[0]) == 0 {
-			w.set[head.key()] = true // each pass may add nothing: accept anything
-			return true
+			return w.add(head.key()) // each pass may add nothing: accept anything
 		}
 		// Unrolled: zero passes (star only), or one and the star again.
 		// Each pass adds a byte to head, so the walk ends at k bytes.
@@ -289,8 +308,7 @@ func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
 		}
 		return w.walk(then(rest, n.Sub[0], star), head, depth+1)
 	}
-	w.set[head.key()] = true // anything else (OpRepeat is gone after Simplify): accept any continuation
-	return true
+	return w.add(head.key()) // anything else (OpRepeat is gone after Simplify): accept any continuation
 }
 
 // classChars returns the bytes a character class can match in the

@@ -11,23 +11,22 @@ import (
 // once per change of the tool lists; it is read-only afterwards and safe for
 // concurrent use.
 type Peers struct {
-	servers map[string]bool            // lower-case server names
-	tools   map[string]map[string]bool // lower-case tool name -> servers serving it
+	servers map[string]bool     // lower-case server names
+	tools   map[string][]string // lower-case tool name -> servers serving it (mostly one: a map each was most of the index's memory)
 }
 
 // NewPeers indexes toolsByServer: server name -> names of its tools, as the
 // servers list them (not prefixed).
 func NewPeers(toolsByServer map[string][]string) *Peers {
-	p := &Peers{servers: map[string]bool{}, tools: map[string]map[string]bool{}}
+	p := &Peers{servers: map[string]bool{}, tools: map[string][]string{}}
 	for server, tools := range toolsByServer {
 		server = strings.ToLower(server)
 		p.servers[server] = true
 		for _, t := range tools {
 			t = strings.ToLower(t)
-			if p.tools[t] == nil {
-				p.tools[t] = map[string]bool{}
+			if owners := p.tools[t]; !slices.Contains(owners, server) {
+				p.tools[t] = append(owners, server)
 			}
-			p.tools[t][server] = true
 		}
 	}
 	return p
@@ -78,7 +77,7 @@ func (w *walker) shadows(text, lower string, i, j int) bool {
 		server := tok[:k]
 		return server != w.server && w.peers.servers[server]
 	}
-	if owners := w.peers.tools[tok]; len(owners) > 0 && tok != w.self && !owners[w.server] {
+	if owners := w.peers.tools[tok]; len(owners) > 0 && tok != w.self && !slices.Contains(owners, w.server) {
 		if distinctiveName(text[i:j]) || quotedAt(lower, i, j) {
 			return true
 		}

@@ -20,13 +20,16 @@ type keyword struct {
 // the loop then costs a class lookup, an add and a table load per byte,
 // and a sign test finds the rare bytes where a keyword ends.
 type prefilter struct {
-	class    [256]uint8 // byte → class; 0 for bytes in no keyword
-	nclass   int
-	starts   []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
-	next     []int32  // state*nclass + class → next state*nclass, ^ that if it has outputs
-	outStart []int32  // keywords ending in state s: out[outStart[s]:outStart[s+1]]
-	out      []int32  // indexes into keywords
-	keywords []keyword
+	class  [256]uint8 // byte → class; 0 for bytes in no keyword
+	nclass int
+	starts []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
+	// startPairs is starts by the bytes themselves, bit c0|c1<<8: the
+	// test scan makes at every byte, one load and no class lookups.
+	startPairs *[1 << 16 / 64]uint64
+	next       []int32 // state*nclass + class → next state*nclass, ^ that if it has outputs
+	outStart   []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
+	out        []int32 // indexes into keywords
+	keywords   []keyword
 }
 
 func newPrefilter(keywords []keyword) *prefilter {
@@ -55,6 +58,17 @@ func newPrefilter(keywords []keyword) *prefilter {
 		}
 		pair := int(p.class[k.text[0]])*p.nclass + int(p.class[k.text[1]])
 		p.starts[pair/64] |= 1 << (pair % 64)
+	}
+
+	p.startPairs = new([1 << 16 / 64]uint64)
+	for c0 := range 256 {
+		for c1 := range 256 {
+			pair := int(p.class[c0])*p.nclass + int(p.class[c1])
+			if p.starts[pair/64]&(1<<(pair%64)) != 0 {
+				b := c0 | c1<<8
+				p.startPairs[b/64] |= 1 << (b % 64)
+			}
+		}
 	}
 
 	// The trie, with goto edges per class; -1 is no edge.
@@ -143,10 +157,10 @@ type hit struct {
 // step of the automaton waits for the one before, so most bytes cost far
 // less.
 func (p *prefilter) scan(text string, found func(hit)) {
-	next, class, starts, nclass := p.next, &p.class, p.starts, p.nclass
+	next, class, starts := p.next, &p.class, p.startPairs
 	for i := 0; ; {
 		for ; i+1 < len(text); i++ {
-			pair := int(class[text[i]])*nclass + int(class[text[i+1]])
+			pair := uint(text[i]) | uint(text[i+1])<<8
 			if starts[pair/64]&(1<<(pair%64)) != 0 {
 				break
 			}

@@ -3,6 +3,7 @@ package secrets
 import (
 	"encoding/base64"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -205,5 +206,25 @@ func TestNoAllocationWithoutKeyword(t *testing.T) {
 	d := Default()
 	if n := testing.AllocsPerRun(20, func() { d.Scan(text, nil) }); n != 0 {
 		t.Errorf("Scan of a keyword-free text allocated %v times", n)
+	}
+}
+
+// TestNewCompilesRulesWhenFirstNeeded: building the detector does not
+// compile every rule's regexp (about 9 MB of allocations for the default
+// table); a rule is compiled when a keyword of it first asks (the limit
+// is generous).
+func TestNewCompilesRulesWhenFirstNeeded(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d, err := New(Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 3<<20 {
+		t.Errorf("New allocated %d bytes, want at most %d", got, 3<<20)
+	}
+	if found := d.Scan("token ghp_"+strings.Repeat("a", 36), nil); len(found) != 0 {
+		t.Errorf("a token with a bad checksum: %v", found)
 	}
 }

@@ -1,0 +1,92 @@
+package injection
+
+import "unicode/utf8"
+
+// A big tool result is mostly plain ASCII in which no trigger word occurs
+// (a log, a CSV export, a base64 blob): its matching form would be a copy
+// of the whole text that no phrase rule ever reads. phraseFree recognises
+// such a text on the text itself, and Scan then builds no matching form.
+
+// phraseFree reports whether no phrase rule can match text and no
+// character of it is a finding: it is plain ASCII, with no trigger word
+// and no "<|". That is exact, not a guess: on ASCII the matching form only
+// lower-cases letters and collapses white space (control characters and
+// punctuation are kept), so its words are text's runs of letters, digits
+// and '_', lower-cased, and a '<' is next to a '|' in one exactly when it
+// is in the other; matchPhrases tries a rule only at a trigger word or at
+// "<|", and the Unicode findings need a byte of 0x80 or more.
+func (d *Detector) phraseFree(text string) bool {
+	var lower [maxTriggerLen]byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if !asciiWordBytes[c] {
+			if c >= utf8.RuneSelf || c == '<' && i+1 < len(text) && text[i+1] == '|' {
+				return false
+			}
+			i++
+			continue
+		}
+		j := wordEnd(text, i+1)
+		if n := j - i; n <= d.maxTrigger {
+			w := lower[:n]
+			for k := range w {
+				w[k] = asciiFold[text[i+k]]
+			}
+			if d.mayTrigger(w) && d.triggers[string(w)] != nil {
+				return false
+			}
+		}
+		i = j
+	}
+	return true
+}
+
+// maxTriggerLen bounds the length of a trigger word (newDetector checks).
+const maxTriggerLen = 32
+
+// asciiWordBytes are the ASCII bytes that make words in the matching form
+// (wordBytes), with the upper-case letters that fold to them.
+var asciiWordBytes = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = wordBytes[asciiFold[c]] || wordBytes[c]
+	}
+	return t
+}()
+
+// wordEnd returns the end of the run of asciiWordBytes at text[i:]. Past
+// its first bytes it looks at eight at a time while they are all letters:
+// a long run (a base64 blob, a hash, one byte repeated) is then cheap.
+func wordEnd(text string, i int) int {
+	for end := min(i+8, len(text)); i < end; i++ {
+		if !asciiWordBytes[text[i]] {
+			return i
+		}
+	}
+	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	}
+	for i < len(text) && asciiWordBytes[text[i]] {
+		i++
+	}
+	return i
+}
+
+// load64 is text[i:i+8] as a little-endian word.
+func load64(text string, i int) uint64 {
+	b := text[i : i+8] // one bounds check, and the compiler makes it one load
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// allLetters reports whether the eight bytes of x are all ASCII letters.
+func allLetters(x uint64) bool {
+	if x&highs != 0 {
+		return false
+	}
+	// Setting 0x20 maps 'A'..'Z' onto 'a'..'z' and nothing else onto them.
+	y := x | 0x20*ones
+	// For bytes below 0x80: the high bit of y+(0x80-'a') is set when y >=
+	// 'a', that of y+(0x80-'z'-1) when y > 'z'; no carry crosses a byte.
+	ge := y + (0x80-'a')*ones
+	gt := y + (0x80-'z'-1)*ones
+	return ge&^gt&highs == highs
+}
