@@ -206,6 +206,9 @@ var background = context.Background()
 
 func (c *Conn) read() {
 	defer close(c.readerDone)
+	if ds, ok := c.stream.(DirectStream); ok {
+		ds.ServeDirect(c.serveDirect)
+	}
 	mr, decoded := c.stream.(MessageReader)
 	for {
 		var data []byte
@@ -214,7 +217,7 @@ func (c *Conn) read() {
 			var msg *Message
 			msg, data, err = mr.ReadMessage()
 			if msg != nil {
-				if resp := c.serve(msg, nil); resp != nil {
+				if resp := c.serve(msg, nil, nil); resp != nil {
 					c.write(resp)
 				}
 				continue
@@ -314,7 +317,7 @@ func (c *Conn) dispatch(data []byte) {
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serve(msg, nil); resp != nil {
+	if resp := c.serve(msg, nil, nil); resp != nil {
 		c.write(resp)
 	}
 }
@@ -344,8 +347,10 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 
 // serve handles one decoded message. A request's response is written by the
 // goroutine that handles it, or, in a batch, collected by batch; an answer
-// that is ready at once is returned.
-func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
+// that is ready at once is returned. A request's handler runs on a handler
+// goroutine, or, when here is not nil, is set in *here for the caller to
+// run (see DirectStream).
+func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
@@ -416,7 +421,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	if batch != nil {
 		batch.wg.Add(1)
 	}
-	c.runHandler(func() {
+	job := func() {
 		defer c.handlerDone()
 		resp := run()
 		if batch != nil {
@@ -425,7 +430,12 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 		} else if resp != nil {
 			c.write(resp)
 		}
-	})
+	}
+	if here != nil {
+		*here = job
+		return nil
+	}
+	c.runHandler(job)
 	return nil
 }
 
@@ -554,7 +564,7 @@ func (c *Conn) dispatchBatch(data []byte) {
 			batch.add(&Message{ID: id, Error: ToWire(err)})
 			continue
 		}
-		batch.add(c.serve(msg, batch))
+		batch.add(c.serve(msg, batch, nil))
 	}
 	// The reply needs every answer; waiting here keeps the batch's
 	// notifications ordered before whatever the peer sends next.
