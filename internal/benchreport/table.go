@@ -109,6 +109,16 @@ func suite() []row {
 	)
 }
 
+// ranIn reports whether any of the row's benchmarks has results in r.
+func (row row) ranIn(r results) bool {
+	for _, bench := range row.bench {
+		if _, ok := r.median(bench, row.unit); ok && bench != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func peersOf(prefix, direct, relay, gate, policies string) [peers]string {
 	var p [peers]string
 	for i, name := range []string{direct, relay, gate, policies} {
