@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,7 @@ func startTBXark(b *testing.B, server perfServer) (string, int) {
 		b.Fatalf("%s: %v", tbxarkEnv, err)
 	}
 	// It routes a server's path once it has listed the server's tools, and
-	// logs it: that is when it is ready.
+	// logs it just before: that is when it is about to be ready.
 	ready := make(chan struct{})
 	logDone := make(chan struct{})
 	var stopping atomic.Bool // what it logs once told to stop is not news
@@ -87,11 +88,32 @@ func startTBXark(b *testing.B, server perfServer) (string, int) {
 	})
 	select {
 	case <-ready:
-		return "http://" + addr + "/" + server.name + "/", cmd.Process.Pid
+		url := "http://" + addr + "/" + server.name + "/"
+		waitRouted(b, url)
+		return url, cmd.Process.Pid
 	case <-logDone:
 		b.Fatal("tbxark exited before it routed the server")
 	case <-time.After(20 * time.Second):
 		b.Fatal("tbxark did not route the server within 20s")
 	}
 	return "", 0
+}
+
+// waitRouted waits until url is routed (answered otherwise than 404), with
+// a generous limit: TBXark logs the route just before it adds it.
+func waitRouted(b *testing.B, url string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("tbxark did not route %s within 20s", url)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
