@@ -25,12 +25,14 @@ import (
 //	fakeupstream  an MCP server driven by a JSON spec (fakeupstream_test.go)
 //	mcpclient     a scripted MCP client that starts a command (mcpclient_test.go)
 //	relayfloor    a server behind a relay that copies lines: the benchmarks' floor
+//	httpfloor     a stdio server behind a minimal HTTP relay: the HTTP benchmark's floor
 //	mcpgate-prof  mcpgate writing pprof profiles, for the benchmarks
 var scriptCommands = map[string]func(){
 	"mcpgate":      func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	"fakeupstream": func() { os.Exit(fakeUpstreamMain(os.Args[1:])) },
 	"mcpclient":    func() { os.Exit(mcpClientMain(os.Args[1:])) },
 	"relayfloor":   func() { os.Exit(relayFloorMain(os.Args[1:])) },
+	"httpfloor":    func() { os.Exit(httpFloorMain(os.Args[1:])) },
 	"mcpgate-prof": func() { os.Exit(mcpgateProfiledMain(os.Args[1:])) },
 	"clusterload":  func() { os.Exit(clusterLoadMain(os.Args[1:])) },
 }

@@ -14,7 +14,10 @@ import (
 
 // BenchmarkPerfHTTP: tools/call over Streamable HTTP, C calls in flight in
 // one session: to the fake server's own HTTP endpoint (direct, fakeupstream
-// -http) and to mcpgate -listen in front of the same server over stdio.
+// -http), to the HTTP relay floor in front of the same server over stdio
+// (relay, httpfloor_test.go), to mcpgate -listen in front of it, and, when
+// MCPGATE_TBXARK names its binary, to TBXark/mcp-proxy in front of it
+// (tbxark; see startTBXark).
 func BenchmarkPerfHTTP(b *testing.B) {
 	dir := b.TempDir()
 	server := perfServer{"fake", writeFile(b, dir, "echo.json",
@@ -22,7 +25,11 @@ func BenchmarkPerfHTTP(b *testing.B) {
 	const args = `{"text":"hello","n":42,"nested":{"list":[1,2,3]}}`
 	for _, conc := range []int{1, 64} {
 		b.Run(fmt.Sprintf("C=%d", conc), func(b *testing.B) {
-			for _, variant := range []string{perfDirect, perfGate} {
+			variants := []string{perfDirect, perfRelay, perfGate}
+			if os.Getenv(tbxarkEnv) != "" {
+				variants = append(variants, perfTBXark)
+			}
+			for _, variant := range variants {
 				b.Run(variant, func(b *testing.B) {
 					url, hopPID := startPerfHTTPPeer(b, variant, server)
 					c := newPerfHTTPClient(url, conc)
@@ -43,14 +50,21 @@ func BenchmarkPerfHTTP(b *testing.B) {
 	}
 }
 
-// startPerfHTTPPeer starts the server's own HTTP endpoint (direct) or
-// mcpgate -listen in front of it (mcpgate), on a free loopback port, and
-// returns its URL and mcpgate's pid (0 when direct). The benchmark's cleanup
+// startPerfHTTPPeer starts the server's own HTTP endpoint (direct), the
+// HTTP relay floor (relay), mcpgate -listen (mcpgate) or TBXark/mcp-proxy
+// (tbxark) in front of it, on a free loopback port, and returns its URL and
+// the pid of the process in front (0 when direct). The benchmark's cleanup
 // stops it.
 func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string, int) {
-	if variant == perfDirect {
+	switch variant {
+	case perfTBXark:
+		return startTBXark(b, server)
+	case perfDirect, perfRelay:
 		urlFile := filepath.Join(b.TempDir(), "url")
 		cmd := exec.Command("fakeupstream", "-http", urlFile, server.spec)
+		if variant == perfRelay {
+			cmd = exec.Command("httpfloor", urlFile, "fakeupstream", server.spec)
+		}
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
@@ -59,7 +73,11 @@ func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string,
 			cmd.Process.Kill() // it serves until killed
 			cmd.Wait()
 		})
-		return waitURLFile(b, urlFile), 0
+		pid := 0
+		if variant == perfRelay {
+			pid = cmd.Process.Pid
+		}
+		return waitURLFile(b, urlFile), pid
 	}
 	// mcpgate says where it listens in its log: the port is free for sure,
 	// which one taken and let go before would not be.

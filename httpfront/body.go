@@ -118,7 +118,11 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 // it broken, and whatever followed a break would be read as a message of
 // its own, past every check (a client could send a server any request).
 // Inside strings line breaks are always escaped, so only whitespace goes.
+// Around the value it is only trimmed: many clients end a body with a
+// newline (Go's json.Encoder does), and compacting a whole body for it
+// would scan and copy every message again.
 func oneLine(body []byte) []byte {
+	body = bytes.Trim(body, " \t\r\n") // JSON's whitespace, no other
 	if bytes.IndexByte(body, '\n') < 0 && bytes.IndexByte(body, '\r') < 0 {
 		return body
 	}

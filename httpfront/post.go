@@ -172,8 +172,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		return
 	}
 	defer hs.stream.closePost(msg.ID, post)
-	hs.stream.deliver(msg, nil)
-	final := post.respond(w, r)
+	final := post.serve(w, r, msg)
 	if created {
 		version, ok := negotiated(final.joined())
 		if !ok {
@@ -248,7 +247,7 @@ func (f *Front) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpSessi
 		hs.stream.mu.Lock()
 		hs.stream.batch = nil
 		hs.stream.mu.Unlock()
-		close(p.gone)
+		p.closeGone()
 	}()
 	hs.stream.deliver(nil, body)
 	p.respond(w, r)

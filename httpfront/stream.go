@@ -54,8 +54,15 @@ type httpStream struct {
 	log          *slog.Logger  // told once per episode of dropped notifications
 	writeTimeout time.Duration // bounds each write to the client: clientWriteTimeout
 
-	inbox   chan posted   // messages the client POSTed, for the connection's reader
-	ended   chan struct{} // closed when the session ends
+	inbox chan posted   // messages the client POSTed, for the connection's reader
+	ended chan struct{} // closed when the session ends
+
+	// The connection's serve function, once it has given it (see
+	// jsonrpc.DirectStream): POSTed messages are then served on their
+	// POSTs' goroutines, one at a time under serveMu, not read.
+	hooked  chan struct{} // closed when serve is set
+	serveMu sync.Mutex
+	serve   func(msg *jsonrpc.Message, raw []byte, here bool) (job func())
 	endOnce sync.Once
 	deleted atomic.Bool // the client ended the session: its requests are abandoned at once
 
@@ -80,7 +87,7 @@ type pending struct {
 }
 
 func newHTTPStream(id string, legacy bool, log *slog.Logger, writeTimeout time.Duration) *httpStream {
-	return &httpStream{id: id, legacy: legacy, log: log, writeTimeout: writeTimeout, inbox: make(chan posted), ended: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
+	return &httpStream{id: id, legacy: legacy, log: log, writeTimeout: writeTimeout, inbox: make(chan posted), ended: make(chan struct{}), hooked: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
 }
 
 // posted is one POSTed body: a message the front has decoded (to route
@@ -102,6 +109,12 @@ func (st *httpStream) Read() ([]byte, error) {
 // decoded it: the session does not decode it again.
 func (st *httpStream) ReadMessage() (*jsonrpc.Message, []byte, error) {
 	select {
+	case <-st.hooked: // messages are served as they come: nothing to read
+		<-st.ended
+		return nil, nil, io.EOF
+	default:
+	}
+	select {
 	case p := <-st.inbox:
 		return p.msg, p.raw, nil
 	case <-st.ended:
@@ -109,13 +122,40 @@ func (st *httpStream) ReadMessage() (*jsonrpc.Message, []byte, error) {
 	}
 }
 
-// deliver hands a POSTed message (decoded: msg; else raw) to the session's
-// reader.
+// deliver hands a POSTed message (decoded: msg; else raw) to the session:
+// served at once, or to its reader. A request's handler runs elsewhere.
 func (st *httpStream) deliver(msg *jsonrpc.Message, raw []byte) {
+	st.serveOrDeliver(msg, raw, false)
+}
+
+// serveHere is deliver for a request whose handler the caller runs itself,
+// on its own goroutine: it returns the job that does, or nil when the
+// request was handed on (to the reader, or refused, or the session ended).
+func (st *httpStream) serveHere(msg *jsonrpc.Message) (job func()) {
+	return st.serveOrDeliver(msg, nil, true)
+}
+
+func (st *httpStream) serveOrDeliver(msg *jsonrpc.Message, raw []byte, here bool) (job func()) {
 	select {
+	case <-st.hooked:
+		st.serveMu.Lock()
+		defer st.serveMu.Unlock()
+		select {
+		case <-st.ended:
+			return nil
+		default:
+		}
+		return st.serve(msg, raw, here)
 	case st.inbox <- posted{msg, raw}:
 	case <-st.ended:
 	}
+	return nil
+}
+
+// ServeDirect takes the connection's serve function (jsonrpc.DirectStream).
+func (st *httpStream) ServeDirect(serve func(msg *jsonrpc.Message, raw []byte, here bool) (job func())) {
+	st.serve = serve
+	close(st.hooked)
 }
 
 // Write sends a message that belongs to no request (a request to the
@@ -302,17 +342,22 @@ func (st *httpStream) closePost(id jsonrpc.ID, p *postWaiter) {
 		delete(st.posts, id)
 	}
 	st.mu.Unlock()
-	close(p.gone)
+	p.closeGone()
 }
 
 // postWaiter is one open POST waiting for its answer.
 type postWaiter struct {
-	st   *httpStream
-	id   jsonrpc.ID // the request's; invalid for a batch
-	ch   chan postMsg
-	sse  bool          // the client accepts an event stream
-	gone chan struct{} // closed when the POST's handler has returned
+	st       *httpStream
+	id       jsonrpc.ID // the request's; invalid for a batch
+	ch       chan postMsg
+	sse      bool          // the client accepts an event stream
+	gone     chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
+	goneOnce sync.Once
+
+	direct directPost // while the request's handler runs on the POST's goroutine (direct.go)
 }
+
+func (p *postWaiter) closeGone() { p.goneOnce.Do(func() { close(p.gone) }) }
 
 // postMsg is one message for a POST: in one piece (msg), or in parts (a
 // big result, not joined). A postMsg with neither says that no answer
@@ -346,6 +391,9 @@ func (p *postWaiter) send(m postMsg) bool {
 	if !m.final && !p.sse {
 		return false
 	}
+	if p.takeDirect(m) {
+		return true
+	}
 	select {
 	case p.ch <- m:
 		return true
@@ -357,7 +405,13 @@ func (p *postWaiter) send(m postMsg) bool {
 // respond writes the POST's answer: plain JSON when the answer comes first,
 // else an event stream carrying what comes before it, then the answer. It
 // returns the answer, none when none was written.
-func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer postMsg) {
+func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) postMsg {
+	return p.respondFrom(w, r, nil)
+}
+
+// respondFrom is respond when first, if not nil, is the first message,
+// taken already.
+func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *postMsg) (answer postMsg) {
 	cw := newClientWriter(w, p.st.writeTimeout)
 	streaming := false
 	// write reports whether the POST is done: answered, or cut off.
@@ -387,6 +441,9 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) (answer pos
 			return true
 		}
 		return m.final
+	}
+	if first != nil && write(*first) {
+		return answer
 	}
 	for {
 		select {

@@ -217,6 +217,9 @@ var background = context.Background()
 
 func (c *Conn) read() {
 	defer close(c.readerDone)
+	if ds, ok := c.stream.(DirectStream); ok {
+		ds.ServeDirect(c.serveDirect)
+	}
 	mr, decoded := c.stream.(MessageReader)
 	for {
 		var data []byte
@@ -225,7 +228,7 @@ func (c *Conn) read() {
 			var msg *Message
 			msg, data, err = mr.ReadMessage()
 			if msg != nil {
-				if resp := c.serve(msg, nil); resp != nil {
+				if resp := c.serve(msg, nil, nil); resp != nil {
 					c.write(resp)
 				}
 				continue
@@ -325,7 +328,7 @@ func (c *Conn) dispatch(data []byte) {
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serve(msg, nil); resp != nil {
+	if resp := c.serve(msg, nil, nil); resp != nil {
 		c.write(resp)
 	}
 }
@@ -355,8 +358,10 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 
 // serve handles one decoded message. A request's response is written by the
 // goroutine that handles it, or, in a batch, collected by batch; an answer
-// that is ready at once is returned.
-func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
+// that is ready at once is returned. A request's handler runs on a handler
+// goroutine, or, when here is not nil, is set in *here for the caller to
+// run (see DirectStream).
+func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
@@ -402,6 +407,10 @@ func (c *Conn) serve(msg *Message, batch *batchCollector) *Message {
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
+	}
+	if here != nil {
+		*here = flight.run
+		return nil
 	}
 	c.runHandler(flight)
 	return nil
@@ -585,7 +594,7 @@ func (c *Conn) dispatchBatch(data []byte) {
 			batch.add(&Message{ID: id, Error: ToWire(err)})
 			continue
 		}
-		batch.add(c.serve(msg, batch))
+		batch.add(c.serve(msg, batch, nil))
 	}
 	// The reply needs every answer; waiting here keeps the batch's
 	// notifications ordered before whatever the peer sends next.

@@ -24,3 +24,12 @@ func clientStream(out *outbox, client jsonrpc.Stream) jsonrpc.Stream {
 	}
 	return out
 }
+
+// ServeDirect passes the connection's serve function on to a client stream
+// that serves what it reads on goroutines of its own (see
+// jsonrpc.DirectStream): the outbox would hide it too.
+func (d decodedOutbox) ServeDirect(serve func(msg *jsonrpc.Message, raw []byte, here bool) (job func())) {
+	if ds, ok := d.client.(jsonrpc.DirectStream); ok {
+		ds.ServeDirect(serve)
+	}
+}

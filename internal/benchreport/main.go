@@ -3,7 +3,7 @@
 // prints issue 13's table: mcpgate beside a direct connection to the same
 // server and beside a relay that only copies lines, measured in one run.
 //
-//	go run ./internal/benchreport [-rounds 3] [-quick] [-v] [-raw FILE]
+//	go run ./internal/benchreport [-rounds 3] [-quick] [-only REGEXP] [-v] [-raw FILE]
 //	go run ./internal/benchreport -profile DIR
 //
 // It builds the test binary and the real mcpgate once, then runs the
@@ -28,6 +28,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -61,6 +63,10 @@ var groups = []group{
 	{`^BenchmarkPerfColdStart$`, "10x", 0},
 }
 
+// onlyGroups selects the groups that run (-only); it matches every one by
+// default.
+var onlyGroups = regexp.MustCompile("")
+
 // profileGroups give each profile some seconds of mcpgate's CPU: a
 // thousand samples or more.
 var profileGroups = []group{
@@ -78,7 +84,13 @@ func main() {
 	verbose := flag.Bool("v", false, "copy the benchmarks' output to stderr")
 	profile := flag.String("profile", "", "write mcpgate's CPU and allocation profiles of the hot paths to `dir` instead")
 	rawPath := flag.String("raw", "", "also write the benchmarks' own output to `file`")
+	only := flag.String("only", "", "run only the groups whose benchmark pattern matches `regexp` (HTTP, Call, BigResult, ...) and show only their rows")
 	flag.Parse()
+	var err error
+	if onlyGroups, err = regexp.Compile(*only); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport: -only:", err)
+		os.Exit(2)
+	}
 	var raw io.Writer // nil: not kept
 	if *rawPath != "" {
 		f, err := os.Create(*rawPath)
@@ -124,6 +136,9 @@ func run(rounds int, quick, verbose bool, profileDir string, raw io.Writer) erro
 	res := results{}
 	for round := 1; round <= rounds; round++ {
 		for _, g := range groups {
+			if !onlyGroups.MatchString(g.pattern) {
+				continue
+			}
 			benchtime, repeat := g.benchtime, max(1, g.repeat)
 			if quick {
 				benchtime, repeat = "1x", 1
@@ -148,8 +163,16 @@ func run(rounds int, quick, verbose bool, profileDir string, raw io.Writer) erro
 	if quick {
 		how = "-quick: each benchmark once"
 	}
-	fmt.Printf("- Run: `go run ./internal/benchreport`, %s, each cell the median; %s.\n\n", how, time.Now().UTC().Format("2006-01-02"))
-	writeTable(os.Stdout, suite(), res)
+	command := "go run ./internal/benchreport"
+	if onlyGroups.String() != "" {
+		command += " -only " + onlyGroups.String()
+	}
+	fmt.Printf("- Run: `%s`, %s, each cell the median; %s.\n\n", command, how, time.Now().UTC().Format("2006-01-02"))
+	rows := suite()
+	if onlyGroups.String() != "" {
+		rows = slices.DeleteFunc(rows, func(r row) bool { return !r.ranIn(res) })
+	}
+	writeTable(os.Stdout, rows, res)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 )
@@ -38,6 +39,12 @@ type row struct {
 	compare        comparison
 	size           float64 // toSize: the message's MiB
 	goal           goal
+	// base names what the direct column holds when it is not the server
+	// itself (a peer such as TBXark/mcp-proxy): "direct" when empty.
+	base string
+	// alsoRelay: a toDirect row whose mcpgate cell also gives its ratio to
+	// the relay floor, the best a gateway in front of a stdio server can do.
+	alsoRelay bool
 }
 
 // goal is issue 13's target for mcpgate's cell, if the row has one.
@@ -84,17 +91,32 @@ func suite() []row {
 			row{path: fmt.Sprintf("%d MiB result, hop peak RSS", mib), bench: hop(big(mib)), unit: "peak-rss-MiB", show: showMiB, compare: toSize, size: float64(mib), goal: memGoal})
 	}
 	httpCalls := func(c string) [peers]string {
-		return peersOf("BenchmarkPerfHTTP/C="+c, "direct", "", "mcpgate", "")
+		return peersOf("BenchmarkPerfHTTP/C="+c, "direct", "relay", "mcpgate", "")
+	}
+	tbxark := func(c string) [peers]string {
+		return peersOf("BenchmarkPerfHTTP/C="+c, "tbxark", "", "mcpgate", "")
 	}
 	return append(rows,
-		row{path: "HTTP front p50, C=1 (direct: the server's own HTTP)", bench: httpCalls("1"), unit: "p50-us", show: showMicros, compare: toDirect, goal: atMost(1.3, "direct")},
-		row{path: "HTTP front calls/s, C=64", bench: httpCalls("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, goal: atLeast(0.8, "direct")},
-		row{path: "HTTP front, mcpgate CPU per call (C=64)", bench: hop(httpCalls("64")), unit: "hop-cpu-us/op", show: showMicros},
+		row{path: "HTTP front p50, C=1 (direct: the server's own HTTP; relay floor: the HTTP relay)", bench: httpCalls("1"), unit: "p50-us", show: showMicros, compare: toDirect, alsoRelay: true, goal: atMost(1.3, "direct")},
+		row{path: "HTTP front calls/s, C=64", bench: httpCalls("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, alsoRelay: true, goal: atLeast(0.8, "direct")},
+		row{path: "HTTP front, hop CPU per call (C=64)", bench: hop(httpCalls("64")), unit: "hop-cpu-us/op", show: showMicros, compare: toRelay},
+		row{path: "HTTP front p50, C=1, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("1"), unit: "p50-us", show: showMicros, compare: toDirect, base: "TBXark"},
+		row{path: "HTTP front calls/s, C=64, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, base: "TBXark", goal: atLeast(2, "TBXark")},
 		row{path: "cold start, 10 servers: first tools/list answered (direct: the slowest server's own start)", bench: start, unit: "ns/op", show: showNanos, compare: plusDirect,
 			goal: goal{text: "≤ direct + 30 ms", met: func(plus float64) bool { return plus <= 30e6 }}},
 		row{path: "RSS with 10 idle servers", bench: hop(start), unit: "rss-MiB", show: showMiB,
 			goal: goal{text: "≤ 12 MiB", met: func(rss float64) bool { return rss <= 12 }}},
 	)
+}
+
+// ranIn reports whether any of the row's benchmarks has results in r.
+func (row row) ranIn(r results) bool {
+	for _, bench := range row.bench {
+		if _, ok := r.median(bench, row.unit); ok && bench != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func peersOf(prefix, direct, relay, gate, policies string) [peers]string {
@@ -148,6 +170,9 @@ func writeTable(w io.Writer, rows []row, r results) {
 		}
 		compared, comparable := row.compared(v, has)
 		if d := row.describe(compared); comparable && d != "" {
+			if row.alsoRelay && has[peerRelay] && v[peerRelay] > 0 {
+				d += fmt.Sprintf(", %.2f× relay", v[peerGate]/v[peerRelay])
+			}
 			cells[peerGate] += " (" + d + ")"
 		}
 		goalCell := ""
@@ -202,7 +227,7 @@ func (row row) describe(compared float64) string {
 	case toRelay:
 		return fmt.Sprintf("%.2f× relay", compared)
 	case toDirect:
-		return fmt.Sprintf("%.2f× direct", compared)
+		return fmt.Sprintf("%.2f× %s", compared, cmp.Or(row.base, "direct"))
 	case toSize:
 		return fmt.Sprintf("%.1f× the result", compared)
 	case plusDirect:

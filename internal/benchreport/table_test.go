@@ -17,6 +17,10 @@ func TestWriteTable(t *testing.T) {
 		"BenchmarkPerfBigResult/50MiB/mcpgate":    {"peak-rss-MiB": {100}},
 		"BenchmarkPerfColdStart/direct":           {"ns/op": {50e6}},
 		"BenchmarkPerfColdStart/mcpgate":          {"ns/op": {75e6}, "rss-MiB": {10.2}},
+		"BenchmarkPerfHTTP/C=64/direct":           {"calls/s": {24000}},
+		"BenchmarkPerfHTTP/C=64/relay":            {"calls/s": {20000}},
+		"BenchmarkPerfHTTP/C=64/mcpgate":          {"calls/s": {19200}},
+		"BenchmarkPerfHTTP/C=64/tbxark":           {"calls/s": {9600}},
 	}
 	var b strings.Builder
 	writeTable(&b, suite(), r)
@@ -27,7 +31,9 @@ func TestWriteTable(t *testing.T) {
 		"| 50 MiB result, hop peak RSS | — | not run | 100 MiB (2.0× the result) | ≤ 2.5× the result ✓ | not run |",
 		"(+25.0 ms) | ≤ direct + 30 ms ✓ |",
 		"| RSS with 10 idle servers | — | — | 10.2 MiB | ≤ 12 MiB ✓ | not run |",
-		"| HTTP front p50, C=1 (direct: the server's own HTTP) | not run | — | not run | ≤ 1.3× direct | — |",
+		"| HTTP front p50, C=1 (direct: the server's own HTTP; relay floor: the HTTP relay) | not run | not run | not run | ≤ 1.3× direct | — |",
+		"| HTTP front calls/s, C=64 | 24.0k | 20.0k | 19.2k (0.80× direct, 0.96× relay) | ≥ 0.8× direct ✓ | — |",
+		"| HTTP front calls/s, C=64, beside TBXark/mcp-proxy (in the direct column) | 9.6k | — | 19.2k (2.00× TBXark) | ≥ 2× TBXark ✓ | — |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table has no line with\n%s\n%s", want, table)
