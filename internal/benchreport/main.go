@@ -122,7 +122,11 @@ func run(rounds int, quick, verbose bool, profileDir string, raw io.Writer) erro
 	if err := goCommand(root, "test", "-c", "-o", testBinary, ".").Run(); err != nil {
 		return fmt.Errorf("go test -c: %w", err)
 	}
-	if err := goCommand(root, "build", "-o", gateBinary, ".").Run(); err != nil {
+	// mcpgate is built as deploy/ builds it for release: static (no libc
+	// mapped in: about 1.3 MB less resident), without paths or symbols.
+	build := goCommand(root, "build", "-trimpath", "-ldflags=-s -w", "-o", gateBinary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
 	if profileDir != "" {
