@@ -48,6 +48,12 @@ func BenchmarkPerfHTTP(b *testing.B) {
 // returns its URL and mcpgate's pid (0 when direct). The benchmark's cleanup
 // stops it.
 func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string, int) {
+	return startPerfHTTPPeerConfig(b, variant, server, "")
+}
+
+// startPerfHTTPPeerConfig is startPerfHTTPPeer with gateConfig added to
+// mcpgate's config (see perfGateCommand).
+func startPerfHTTPPeerConfig(b *testing.B, variant string, server perfServer, gateConfig string) (string, int) {
 	if variant == perfDirect {
 		urlFile := filepath.Join(b.TempDir(), "url")
 		cmd := exec.Command("fakeupstream", "-http", urlFile, server.spec)
@@ -63,7 +69,7 @@ func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string,
 	}
 	// mcpgate says where it listens in its log: the port is free for sure,
 	// which one taken and let go before would not be.
-	cmd := perfGateCommand(b, variant, []perfServer{server}, "", "-listen", "127.0.0.1:0", "-log-level", "info")
+	cmd := perfGateCommand(b, variant, []perfServer{server}, gateConfig, "-listen", "127.0.0.1:0", "-log-level", "info")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
