@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // lineReader splits a byte stream into lines, each in a buffer of its own
@@ -29,6 +31,8 @@ type lineReader struct {
 	limit int
 	hint  int    // the size of the last long line
 	slab  []byte // where small lines are copied to, one after another (see own)
+	// scan validates a long line as it arrives (see readLong).
+	scan rawjson.Incremental
 }
 
 // Small lines share slabs: a tools/call and its answer are a few hundred
@@ -146,6 +150,12 @@ func (lr *lineReader) readLong() ([]byte, error) {
 	line := make([]byte, 0, min(size, lr.limit+1))
 	line = append(line, lr.buf[lr.pos:lr.end]...)
 	lr.pos, lr.end = 0, 0
+	// Each piece is validated as it arrives, while the peer writes the
+	// next: once the newline comes, only the last piece is left, and the
+	// split is remembered for Decode (rawjson's memo), which then does not
+	// read the megabytes again.
+	lr.scan.Reset()
+	lr.scan.Feed(line)
 	for {
 		if len(line) > lr.limit {
 			return nil, lr.skipRest(line)
@@ -192,9 +202,11 @@ func (lr *lineReader) readLong() ([]byte, error) {
 				// long (a cached list) must not pin that one's size.
 				line = bytes.Clone(line)
 			}
+			lr.scan.Finish(line)
 			return line, nil
 		}
 		line = line[:len(line)+n]
+		lr.scan.Feed(line)
 	}
 }
 
