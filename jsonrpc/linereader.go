@@ -136,6 +136,13 @@ func (lr *lineReader) tooLarge(start []byte, size int) *TooLargeError {
 }
 
 // readLong reads a line longer than buf, which buf holds the start of.
+//
+// The line is read straight into a buffer of the size the last long line
+// had. One that outgrows it goes on into blocks of spillBlock bytes and is
+// joined into one buffer of its exact size at the end: a 50 MiB line
+// costs its blocks and that buffer (twice its size at the peak), where
+// growing a buffer by doubling held the last two (2.5 times) and left the
+// smaller ones to the collector (four times, in a process's peak memory).
 func (lr *lineReader) readLong() ([]byte, error) {
 	chunk := len(lr.buf)
 	size := max(lr.hint+chunk, 4*chunk)
@@ -153,35 +160,23 @@ func (lr *lineReader) readLong() ([]byte, error) {
 	// Each piece is validated as it arrives, while the peer writes the
 	// next: once the newline comes, only the last piece is left, and the
 	// split is remembered for Decode (rawjson's memo), which then does not
-	// read the megabytes again.
+	// read the megabytes again. Spilled blocks are not contiguous with
+	// the start: they are scanned once joined.
 	lr.scan.Reset()
 	lr.scan.Feed(line)
+	var spilled [][]byte // the line so far is spilled[0], spilled[1], …, line
+	size = 0             // the bytes in spilled
 	for {
-		if len(line) > lr.limit {
-			return nil, lr.skipRest(line)
+		if size+len(line) > lr.limit {
+			return nil, lr.skipRest(firstOf(spilled, line), size+len(line))
 		}
 		if len(line) == cap(line) {
-			// Doubling, and by halves past collectBefore: the old buffer
-			// and the new one are both in memory while one is copied to
-			// the other, and the runtime may touch all of the new one.
-			grow := cap(line)
-			if grow >= collectBefore {
-				grow /= 2
-			}
-			size := min(cap(line)+grow, lr.limit+1)
-			if size >= collectBefore {
-				// The smaller buffers before line's are garbage: collected
-				// and given back to the system, they do not add to the
-				// peak (the first big line only: the next ones start at
-				// its size).
-				forceCollection(true)
-			}
-			grown := make([]byte, len(line), size)
-			copy(grown, line)
-			line = grown
+			spilled = append(spilled, line)
+			size += len(line)
+			line = make([]byte, 0, min(spillBlock, lr.limit+1-size))
 		}
 		if lr.err != nil {
-			return line, lr.err
+			return lr.join(spilled, size, line), lr.err
 		}
 		// At most a chunk at a time: what follows the newline must fit
 		// in buf.
@@ -193,9 +188,10 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		if i := bytes.IndexByte(room[:n], '\n'); i >= 0 {
 			lr.end = copy(lr.buf, room[i+1:n])
 			line = line[:len(line)+i]
-			if len(line) > lr.limit {
-				return nil, lr.tooLarge(line, len(line))
+			if size+len(line) > lr.limit {
+				return nil, lr.tooLarge(firstOf(spilled, line), size+len(line))
 			}
+			line = lr.join(spilled, size, line)
 			lr.hint = len(line)
 			if cap(line)-len(line) > max(len(line), 1<<20) {
 				// Far smaller than the last long line: a message kept for
@@ -206,15 +202,43 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			return line, nil
 		}
 		line = line[:len(line)+n]
-		lr.scan.Feed(line)
+		if spilled == nil {
+			lr.scan.Feed(line)
+		}
 	}
 }
 
-// skipRest discards the rest of an over-size line, of which line is the
-// start, and reports it.
-func (lr *lineReader) skipRest(line []byte) error {
-	e := lr.tooLarge(line, 0)
-	size := len(line)
+// spillBlock is the size of the blocks a line that outgrows its buffer
+// goes on into: big enough that a 64 MiB line takes a few dozen, small
+// enough that the last one's unused part is little.
+const spillBlock = 4 << 20
+
+// join returns the line whose start was spilled (size bytes) and whose
+// rest is last, in one buffer of its size.
+func (lr *lineReader) join(spilled [][]byte, size int, last []byte) []byte {
+	if spilled == nil {
+		return last
+	}
+	line := make([]byte, 0, size+len(last))
+	for _, b := range spilled {
+		line = append(line, b...)
+	}
+	return append(line, last...)
+}
+
+// firstOf returns the first of the buffers a line is in.
+func firstOf(spilled [][]byte, last []byte) []byte {
+	if len(spilled) > 0 {
+		return spilled[0]
+	}
+	return last
+}
+
+// skipRest discards the rest of an over-size line, of which seen bytes
+// were read, start first, and reports it.
+func (lr *lineReader) skipRest(start []byte, seen int) error {
+	e := lr.tooLarge(start, 0)
+	size := seen
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {
 			e.Size = size + i
