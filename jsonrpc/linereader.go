@@ -32,7 +32,8 @@ type lineReader struct {
 	hint  int    // the size of the last long line
 	slab  []byte // where small lines are copied to, one after another (see own)
 	// scan validates a long line as it arrives (see readLong).
-	scan rawjson.Incremental
+	scan  rawjson.Incremental
+	grown bool // r's pipe was raised for big lines (growPipe)
 }
 
 // Small lines share slabs: a tools/call and its answer are a few hundred
@@ -204,6 +205,10 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		line = line[:len(line)+n]
 		if spilled == nil {
 			lr.scan.Feed(line)
+		}
+		if !lr.grown && size+len(line) >= growPipeAt {
+			lr.grown = true
+			growPipe(lr.r)
 		}
 	}
 }
