@@ -371,22 +371,34 @@ func (s *Incremental) close(end int) {
 	s.valueEnded(end)
 }
 
+// special has the high bit set in each byte of w that is a quote, a
+// backslash or below 0x20 (and, after the first such byte, perhaps in
+// others: a borrow runs on; the byte loop sorts them out).
+func special(w uint64) uint64 {
+	const ones = 0x0101010101010101
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	return ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
+}
+
 // stringRest scans a string from b[i], inside it, as scanString does. It
 // returns the index just past the closing quote; or, with more, where to
 // resume once more has arrived (never inside an escape); or -1 when the
 // string is not valid.
 func stringRest(b []byte, i int) (end int, more bool) {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
+	const highs = 0x8080808080808080
 	for {
+		// Four words at a time while none is special, then one at a
+		// time up to the first that is.
+		for ; i+32 <= len(b); i += 32 {
+			c := b[i : i+32 : i+32]
+			if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
+				special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
+				break
+			}
+		}
 		for ; i+8 <= len(b); i += 8 {
-			w := binary.LittleEndian.Uint64(b[i:])
-			q := w ^ ('"' * ones)
-			bs := w ^ ('\\' * ones)
-			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
-			if special&highs != 0 {
+			if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
 				break
 			}
 		}

@@ -38,6 +38,13 @@ func FuzzIncremental(f *testing.F) {
 	f.Add([]byte(`{"result":{"content":[{"type":"resource_link","uri":"file:///x"}]}}`), []byte{3})
 	f.Add([]byte(`{"result":{"a":{"u\u0072i":1}}}`), []byte{20})
 	f.Add([]byte(`{"a":[-12.5e+10,true,false,null,0]}`), []byte{1})
+	// Long strings, scanned words at a time: what stops the scan, at every
+	// place in a word.
+	for _, stop := range []string{"\x01", "\x1f", `\"`, `\u00e9`, "\xff", `"`, "\x7f"} {
+		for at := 30; at < 80; at += 7 {
+			f.Add([]byte(`{"a":"`+strings.Repeat("x", at)+stop+strings.Repeat("y", 70)+`"}`), []byte{64, 13})
+		}
+	}
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		s, msg, e, ok := feedInPieces(data, cuts)
 		trimmed := bytes.TrimSpace(data)
@@ -182,5 +189,17 @@ func TestIncrementalRemembered(t *testing.T) {
 	}
 	if NoURIKey(bytes.Clone(res)) {
 		t.Error("NoURIKey of an unknown value is true")
+	}
+}
+
+// BenchmarkStringRest: the scan of a long string, the bulk of a big
+// result (a tool's text), as Incremental makes it.
+func BenchmarkStringRest(b *testing.B) {
+	s := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 1<<16) + `"`)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if end, more := stringRest(s, 0); end != len(s) || more {
+			b.Fatal(end, more)
+		}
 	}
 }
