@@ -24,7 +24,8 @@ import (
 // number.
 type lineReader struct {
 	r     io.Reader
-	buf   []byte // readChunk bytes; buf[pos:end] is read and not yet returned
+	buf   []byte // chunk bytes (more for a while after a big line, see readLong); buf[pos:end] is read and not yet returned
+	chunk int
 	pos   int
 	end   int
 	err   error // the reader's error, returned once buf is drained
@@ -72,7 +73,7 @@ func newLineReader(r io.Reader, limit int) *lineReader {
 // newLineReaderSize is newLineReader with a read buffer of chunk bytes
 // (tests use small ones to reach the long-line path).
 func newLineReaderSize(r io.Reader, limit, chunk int) *lineReader {
-	return &lineReader{r: r, buf: make([]byte, chunk), limit: limit}
+	return &lineReader{r: r, buf: make([]byte, chunk), chunk: chunk, limit: limit}
 }
 
 // fill reads more into buf after what is there. It reports false when
@@ -80,6 +81,9 @@ func newLineReaderSize(r io.Reader, limit, chunk int) *lineReader {
 func (lr *lineReader) fill() bool {
 	if lr.err != nil {
 		return false
+	}
+	if lr.pos == lr.end && len(lr.buf) != lr.chunk {
+		lr.buf, lr.pos, lr.end = make([]byte, lr.chunk), 0, 0 // what came after a big line is read
 	}
 	if lr.pos > 0 {
 		lr.end = copy(lr.buf, lr.buf[lr.pos:lr.end])
@@ -179,14 +183,23 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		if lr.err != nil {
 			return lr.join(spilled, size, line), lr.err
 		}
-		// At most a chunk at a time: what follows the newline must fit
-		// in buf.
-		room := line[len(line):min(cap(line), len(line)+chunk)]
+		// A chunk at a time, and once the line is big, as much as its
+		// pipe holds (growPipe): a 50 MiB line then takes 50 reads, not
+		// 800. What follows the newline goes to buf, grown for it if need
+		// be (and back to its size once read, see fill).
+		want := chunk
+		if size+len(line) >= bigReadAfter*chunk {
+			want = bigRead
+		}
+		room := line[len(line):min(cap(line), len(line)+want)]
 		n, err := lr.r.Read(room)
 		if err != nil {
 			lr.err = err
 		}
 		if i := bytes.IndexByte(room[:n], '\n'); i >= 0 {
+			if rest := room[i+1 : n]; len(rest) > len(lr.buf) {
+				lr.buf = make([]byte, len(rest))
+			}
 			lr.end = copy(lr.buf, room[i+1:n])
 			line = line[:len(line)+i]
 			if size+len(line) > lr.limit {
@@ -212,6 +225,13 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		}
 	}
 }
+
+// bigRead is the most a read asks for once a line is bigReadAfter chunks
+// long: a pipe raised for big messages holds that much (growPipe).
+const (
+	bigRead      = 1 << 20
+	bigReadAfter = 16
+)
 
 // spillBlock is the size of the blocks a line that outgrows its buffer
 // goes on into: big enough that a 64 MiB line takes a few dozen, small
