@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -16,12 +15,12 @@ import (
 // that fits in the read buffer is copied out once, at its size. A longer
 // one is read straight into its own buffer, which starts at the size of
 // the last long line (plus a chunk; copied out if it turns out far too
-// big) and grows when that is not enough:
+// big) and goes on into blocks when that is not enough (see readLong):
 // a run of 50 MiB results costs one 50 MiB allocation each and one copy
 // (the kernel's), where growing by append's quarters through bufio made
 // dozens of buffers and copies. Nothing big is kept between lines: the
-// read buffer is one chunk, and the size of the last long line is only a
-// number.
+// read buffer is one chunk (more only until what came with a big line is
+// read), and the size of the last long line is only a number.
 type lineReader struct {
 	r     io.Reader
 	buf   []byte // chunk bytes (more for a while after a big line, see readLong); buf[pos:end] is read and not yet returned
@@ -157,7 +156,7 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		// where the collector's pacing would let two or three such
 		// buffers coexist (twice the live heap), and the process's peak
 		// memory with them.
-		forceCollection(false)
+		forceCollection()
 	}
 	line := make([]byte, 0, min(size, lr.limit+1))
 	line = append(line, lr.buf[lr.pos:lr.end]...)
@@ -283,19 +282,15 @@ func (lr *lineReader) skipRest(start []byte, seen int) error {
 // lastForced is when a reader last forced a collection (unix nanoseconds).
 var lastForced atomic.Int64
 
-// forceCollection runs a collection (and gives memory back to the system,
-// if free), at most once a second in the whole process: a peer that sends
+// forceCollection runs a collection,
+// at most once a second in the whole process: a peer that sends
 // big lines in a row must not make every reader wait on a full collection
 // each time.
-func forceCollection(free bool) {
+func forceCollection() {
 	now := time.Now().UnixNano()
 	last := lastForced.Load()
 	if now-last < int64(time.Second) || !lastForced.CompareAndSwap(last, now) {
 		return
 	}
-	if free {
-		debug.FreeOSMemory()
-	} else {
-		runtime.GC()
-	}
+	runtime.GC()
 }
