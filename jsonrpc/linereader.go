@@ -282,10 +282,9 @@ func (lr *lineReader) skipRest(start []byte, seen int) error {
 // lastForced is when a reader last forced a collection (unix nanoseconds).
 var lastForced atomic.Int64
 
-// forceCollection runs a collection,
-// at most once a second in the whole process: a peer that sends
-// big lines in a row must not make every reader wait on a full collection
-// each time.
+// forceCollection runs a collection, at most once a second in the whole
+// process: a peer that sends big lines in a row must not make every reader
+// wait on a full collection each time.
 func forceCollection() {
 	now := time.Now().UnixNano()
 	last := lastForced.Load()
