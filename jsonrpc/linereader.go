@@ -158,6 +158,8 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		// memory with them.
 		forceCollection()
 	}
+	// A long line's buffer is never pooled nor reused: rawjson's memo
+	// knows a line it scanned by its first byte's identity.
 	line := make([]byte, 0, min(size, lr.limit+1))
 	line = append(line, lr.buf[lr.pos:lr.end]...)
 	lr.pos, lr.end = 0, 0
