@@ -18,7 +18,8 @@ import (
 // match too. Messages are not changed in place once read, so the same
 // first byte and size are the same bytes. An entry holds offsets, not
 // slices, so it keeps nothing alive: a message collected leaves an entry
-// that can never match again, dropped when the table is full.
+// that can never match again, dropped when the table is full. (A value
+// looked up must be Go memory, as weak.Make requires: the gateway's are.)
 
 // memoMin is the smallest value looked up: smaller ones are scanned
 // faster than the table is consulted (and Incremental scans only lines
