@@ -384,6 +384,9 @@ func (h *fakeHTTP) runTool(msg *jsonrpc.Message, send func(*jsonrpc.Message), do
 		}
 		text = h.f.inputEcho(p.Name, answers)
 	}
+	if do.TextBytes > 0 {
+		text = strings.Repeat("x", do.TextBytes)
+	}
 	if text == "" {
 		text = fmt.Sprintf("%s/%s %s", h.f.spec.Name, p.Name, strings.TrimSpace(string(p.Arguments)))
 	}

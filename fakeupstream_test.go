@@ -243,7 +243,7 @@ func fakeUpstreamMain(args []string) int {
 		ignoreTERM()
 	}
 	f := newFake(spec)
-	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, os.Stdout, nil, 0), jsonrpc.Options{Handler: f})
+	f.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(loggingReader{f}, plainWriter{os.Stdout}, nil, 0), jsonrpc.Options{Handler: f})
 	f.conn.Start()
 	<-f.conn.Done()
 	if spec.IgnoreEOF {
@@ -724,3 +724,12 @@ func waitForFile(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// plainWriter hides the file it writes to, so that the fake writes as most
+// servers do: jsonrpc would raise the size of its stdout pipe for a big
+// result (growPipe), which a server in another language does not do, and
+// which would move the benchmarks' direct floor whenever mcpgate's jsonrpc
+// changed.
+type plainWriter struct{ w io.Writer }
+
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }

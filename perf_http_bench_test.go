@@ -56,6 +56,12 @@ func BenchmarkPerfHTTP(b *testing.B) {
 // the pid of the process in front (0 when direct). The benchmark's cleanup
 // stops it.
 func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string, int) {
+	return startPerfHTTPPeerConfig(b, variant, server, "")
+}
+
+// startPerfHTTPPeerConfig is startPerfHTTPPeer with gateConfig added to
+// mcpgate's config (see perfGateCommand).
+func startPerfHTTPPeerConfig(b *testing.B, variant string, server perfServer, gateConfig string) (string, int) {
 	switch variant {
 	case perfTBXark:
 		return startTBXark(b, server)
@@ -81,7 +87,7 @@ func startPerfHTTPPeer(b *testing.B, variant string, server perfServer) (string,
 	}
 	// mcpgate says where it listens in its log: the port is free for sure,
 	// which one taken and let go before would not be.
-	cmd := perfGateCommand(b, variant, []perfServer{server}, "", "-listen", "127.0.0.1:0", "-log-level", "info")
+	cmd := perfGateCommand(b, variant, []perfServer{server}, gateConfig, "-listen", "127.0.0.1:0", "-log-level", "info")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -93,12 +93,12 @@ func (c *perfHTTPClient) readAnswer(resp *http.Response, id int64) perfAnswer {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return perfAnswer{err: fmt.Errorf("perf client: HTTP %s: %s", resp.Status, body)}
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return readEventAnswer(resp.Body, id)
-	}
 	buf := c.bufs.Get().(*bytes.Buffer)
 	defer c.bufs.Put(buf)
 	buf.Reset()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return readEventAnswer(resp.Body, id, buf)
+	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return perfAnswer{err: err}
 	}
@@ -110,20 +110,23 @@ func (c *perfHTTPClient) readAnswer(resp *http.Response, id int64) perfAnswer {
 }
 
 // readEventAnswer reads an event stream until the answer to id, then to
-// its end. The fakes and mcpgate write an answer as one data line.
-func readEventAnswer(body io.Reader, id int64) perfAnswer {
+// its end. The fakes and mcpgate write an answer as one data line; one
+// longer than the reader's buffer is gathered in long, reused across calls
+// as a JSON answer's buffer is.
+func readEventAnswer(body io.Reader, id int64, long *bytes.Buffer) perfAnswer {
 	r := bufio.NewReaderSize(body, 16<<10)
 	answer := perfAnswer{err: errors.New("perf client: the event stream ended without the answer")}
 	found := false
 	for {
 		line, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long := append([]byte(nil), line...)
+			long.Reset()
+			long.Write(line)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = r.ReadSlice('\n')
-				long = append(long, line...)
+				long.Write(line)
 			}
-			line = long
+			line = long.Bytes()
 		}
 		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && !found {
 			if reply := scanReply(data); reply.hasID && reply.id == id && !reply.isRequest {

@@ -15,6 +15,10 @@ type leavingWriter struct {
 	left func(err error)
 }
 
+// Unwrap returns the client's pipe, for jsonrpc to raise its size when a
+// big message goes through it (not to write to: a write must come here).
+func (l *leavingWriter) Unwrap() io.Writer { return l.w }
+
 func (l *leavingWriter) Write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	if err != nil {

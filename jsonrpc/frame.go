@@ -103,7 +103,12 @@ type lineStream struct {
 	closer io.Closer
 	wbuf   []byte             // what is being written with its newline; held with turn
 	raw    *nonblockingWriter // w's file when writes to it can be tried without waiting; nil otherwise
+	grown  bool               // w's pipe was raised for big messages (growPipe); held with turn
 }
+
+// growPipeAt is the size of a message for which a stream's pipe is raised
+// (see growPipe).
+const growPipeAt = 1 << 20
 
 // NewLineStream frames one message per line over r and w. max limits one
 // incoming line (0 means DefaultMaxMessage). closer, if not nil, is closed by
@@ -217,6 +222,10 @@ func (s *lineStream) writeAll(parts ...[]byte) error {
 				return err
 			}
 			s.wbuf = s.wbuf[:0]
+		}
+		if len(p) >= growPipeAt && !s.grown {
+			s.grown = true
+			growPipe(s.w)
 		}
 		if _, err := s.w.Write(p); err != nil {
 			return err

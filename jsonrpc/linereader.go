@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 // lineReader splits a byte stream into lines, each in a buffer of its own
@@ -14,21 +15,25 @@ import (
 // that fits in the read buffer is copied out once, at its size. A longer
 // one is read straight into its own buffer, which starts at the size of
 // the last long line (plus a chunk; copied out if it turns out far too
-// big) and grows when that is not enough:
+// big) and goes on into blocks when that is not enough (see readLong):
 // a run of 50 MiB results costs one 50 MiB allocation each and one copy
 // (the kernel's), where growing by append's quarters through bufio made
 // dozens of buffers and copies. Nothing big is kept between lines: the
-// read buffer is one chunk, and the size of the last long line is only a
-// number.
+// read buffer is one chunk (more only until what came with a big line is
+// read), and the size of the last long line is only a number.
 type lineReader struct {
 	r     io.Reader
-	buf   []byte // readChunk bytes; buf[pos:end] is read and not yet returned
+	buf   []byte // chunk bytes (more for a while after a big line, see readLong); buf[pos:end] is read and not yet returned
+	chunk int
 	pos   int
 	end   int
 	err   error // the reader's error, returned once buf is drained
 	limit int
 	hint  int    // the size of the last long line
 	slab  []byte // where small lines are copied to, one after another (see own)
+	// scan validates a long line as it arrives (see readLong).
+	scan  rawjson.Incremental
+	grown bool // r's pipe was raised for big lines (growPipe)
 }
 
 // Small lines share slabs: a tools/call and its answer are a few hundred
@@ -67,7 +72,7 @@ func newLineReader(r io.Reader, limit int) *lineReader {
 // newLineReaderSize is newLineReader with a read buffer of chunk bytes
 // (tests use small ones to reach the long-line path).
 func newLineReaderSize(r io.Reader, limit, chunk int) *lineReader {
-	return &lineReader{r: r, buf: make([]byte, chunk), limit: limit}
+	return &lineReader{r: r, buf: make([]byte, chunk), chunk: chunk, limit: limit}
 }
 
 // fill reads more into buf after what is there. It reports false when
@@ -75,6 +80,9 @@ func newLineReaderSize(r io.Reader, limit, chunk int) *lineReader {
 func (lr *lineReader) fill() bool {
 	if lr.err != nil {
 		return false
+	}
+	if lr.pos == lr.end && len(lr.buf) != lr.chunk {
+		lr.buf, lr.pos, lr.end = make([]byte, lr.chunk), 0, 0 // what came after a big line is read
 	}
 	if lr.pos > 0 {
 		lr.end = copy(lr.buf, lr.buf[lr.pos:lr.end])
@@ -132,6 +140,13 @@ func (lr *lineReader) tooLarge(start []byte, size int) *TooLargeError {
 }
 
 // readLong reads a line longer than buf, which buf holds the start of.
+//
+// The line is read straight into a buffer of the size the last long line
+// had. One that outgrows it goes on into blocks of spillBlock bytes and is
+// joined into one buffer of its exact size at the end: a 50 MiB line
+// costs its blocks and that buffer (twice its size at the peak), where
+// growing a buffer by doubling held the last two (2.5 times) and left the
+// smaller ones to the collector (four times, in a process's peak memory).
 func (lr *lineReader) readLong() ([]byte, error) {
 	chunk := len(lr.buf)
 	size := max(lr.hint+chunk, 4*chunk)
@@ -141,68 +156,115 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		// where the collector's pacing would let two or three such
 		// buffers coexist (twice the live heap), and the process's peak
 		// memory with them.
-		forceCollection(false)
+		forceCollection()
 	}
+	// A long line's buffer is never pooled nor reused: rawjson's memo
+	// knows a line it scanned by its first byte's identity.
 	line := make([]byte, 0, min(size, lr.limit+1))
 	line = append(line, lr.buf[lr.pos:lr.end]...)
 	lr.pos, lr.end = 0, 0
+	// Each piece is validated as it arrives, while the peer writes the
+	// next: once the newline comes, only the last piece is left, and the
+	// split is remembered for Decode (rawjson's memo), which then does not
+	// read the megabytes again. Spilled blocks are not contiguous with
+	// the start: they are scanned once joined.
+	lr.scan.Reset()
+	lr.scan.Feed(line)
+	var spilled [][]byte // the line so far is spilled[0], spilled[1], …, line
+	size = 0             // the bytes in spilled
 	for {
-		if len(line) > lr.limit {
-			return nil, lr.skipRest(line)
+		if size+len(line) > lr.limit {
+			return nil, lr.skipRest(firstOf(spilled, line), size+len(line))
 		}
 		if len(line) == cap(line) {
-			// Doubling, and by halves past collectBefore: the old buffer
-			// and the new one are both in memory while one is copied to
-			// the other, and the runtime may touch all of the new one.
-			grow := cap(line)
-			if grow >= collectBefore {
-				grow /= 2
-			}
-			size := min(cap(line)+grow, lr.limit+1)
-			if size >= collectBefore {
-				// The smaller buffers before line's are garbage: collected
-				// and given back to the system, they do not add to the
-				// peak (the first big line only: the next ones start at
-				// its size).
-				forceCollection(true)
-			}
-			grown := make([]byte, len(line), size)
-			copy(grown, line)
-			line = grown
+			spilled = append(spilled, line)
+			size += len(line)
+			line = make([]byte, 0, min(spillBlock, lr.limit+1-size))
 		}
 		if lr.err != nil {
-			return line, lr.err
+			return lr.join(spilled, size, line), lr.err
 		}
-		// At most a chunk at a time: what follows the newline must fit
-		// in buf.
-		room := line[len(line):min(cap(line), len(line)+chunk)]
+		// A chunk at a time, and once the line is big, as much as its
+		// pipe holds (growPipe): a 50 MiB line then takes 50 reads, not
+		// 800. What follows the newline goes to buf, grown for it if need
+		// be (and back to its size once read, see fill).
+		want := chunk
+		if size+len(line) >= bigReadAfter*chunk {
+			want = bigRead
+		}
+		room := line[len(line):min(cap(line), len(line)+want)]
 		n, err := lr.r.Read(room)
 		if err != nil {
 			lr.err = err
 		}
 		if i := bytes.IndexByte(room[:n], '\n'); i >= 0 {
+			if rest := room[i+1 : n]; len(rest) > len(lr.buf) {
+				lr.buf = make([]byte, len(rest))
+			}
 			lr.end = copy(lr.buf, room[i+1:n])
 			line = line[:len(line)+i]
-			if len(line) > lr.limit {
-				return nil, lr.tooLarge(line, len(line))
+			if size+len(line) > lr.limit {
+				return nil, lr.tooLarge(firstOf(spilled, line), size+len(line))
 			}
+			line = lr.join(spilled, size, line)
 			lr.hint = len(line)
 			if cap(line)-len(line) > max(len(line), 1<<20) {
 				// Far smaller than the last long line: a message kept for
 				// long (a cached list) must not pin that one's size.
 				line = bytes.Clone(line)
 			}
+			lr.scan.Finish(line)
 			return line, nil
 		}
 		line = line[:len(line)+n]
+		if spilled == nil {
+			lr.scan.Feed(line)
+		}
+		if !lr.grown && size+len(line) >= growPipeAt {
+			lr.grown = true
+			growPipe(lr.r)
+		}
 	}
 }
 
-// skipRest discards the rest of an over-size line, of which line is the
-// start, and reports it.
-func (lr *lineReader) skipRest(line []byte) error {
-	e := lr.tooLarge(line, 0)
-	size := len(line)
+// bigRead is the most a read asks for once a line is bigReadAfter chunks
+// long: a pipe raised for big messages holds that much (growPipe).
+const (
+	bigRead      = 1 << 20
+	bigReadAfter = 16
+)
+
+// spillBlock is the size of the blocks a line that outgrows its buffer
+// goes on into: big enough that a 64 MiB line takes a few dozen, small
+// enough that the last one's unused part is little.
+const spillBlock = 4 << 20
+
+// join returns the line whose start was spilled (size bytes) and whose
+// rest is last, in one buffer of its size.
+func (lr *lineReader) join(spilled [][]byte, size int, last []byte) []byte {
+	if spilled == nil {
+		return last
+	}
+	line := make([]byte, 0, size+len(last))
+	for _, b := range spilled {
+		line = append(line, b...)
+	}
+	return append(line, last...)
+}
+
+// firstOf returns the first of the buffers a line is in.
+func firstOf(spilled [][]byte, last []byte) []byte {
+	if len(spilled) > 0 {
+		return spilled[0]
+	}
+	return last
+}
+
+// skipRest discards the rest of an over-size line, of which seen bytes
+// were read, start first, and reports it.
+func (lr *lineReader) skipRest(start []byte, seen int) error {
+	e := lr.tooLarge(start, 0)
+	size := seen
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {
 			e.Size = size + i
@@ -222,19 +284,14 @@ func (lr *lineReader) skipRest(line []byte) error {
 // lastForced is when a reader last forced a collection (unix nanoseconds).
 var lastForced atomic.Int64
 
-// forceCollection runs a collection (and gives memory back to the system,
-// if free), at most once a second in the whole process: a peer that sends
-// big lines in a row must not make every reader wait on a full collection
-// each time.
-func forceCollection(free bool) {
+// forceCollection runs a collection, at most once a second in the whole
+// process: a peer that sends big lines in a row must not make every reader
+// wait on a full collection each time.
+func forceCollection() {
 	now := time.Now().UnixNano()
 	last := lastForced.Load()
 	if now-last < int64(time.Second) || !lastForced.CompareAndSwap(last, now) {
 		return
 	}
-	if free {
-		debug.FreeOSMemory()
-	} else {
-		runtime.GC()
-	}
+	runtime.GC()
 }

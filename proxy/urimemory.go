@@ -71,8 +71,8 @@ func (m *uriMemory) has(uri string) bool {
 // contents, resources/read contents. The result comes from a message the
 // connection validated. Anything it cannot read is skipped.
 func returnedURIs(method string, res json.RawMessage) []string {
-	if !bytes.Contains(res, []byte(`"uri"`)) {
-		return nil // no URI at all: the usual tool result, settled at once
+	if rawjson.NoURIKey(res) || !bytes.Contains(res, []byte(`"uri"`)) {
+		return nil // no URI at all: the usual tool result, settled at once (a big one by the scan that validated it)
 	}
 	ms, err := rawjson.SplitValid(res)
 	if err != nil {

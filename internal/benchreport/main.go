@@ -60,6 +60,9 @@ var groups = []group{
 	{`^BenchmarkPerfBigResult$/^50MiB$`, "3x", 0},
 	{`^BenchmarkPerfHTTP$/^C=1$`, "2000x", 5},
 	{`^BenchmarkPerfHTTP$/^C=64$`, "20000x", 0},
+	{`^BenchmarkPerfHTTPBigResult$/^1MiB$`, "1s", 0},
+	{`^BenchmarkPerfHTTPBigResult$/^10MiB$`, "10x", 0},
+	{`^BenchmarkPerfHTTPBigResult$/^50MiB$`, "3x", 0},
 	{`^BenchmarkPerfColdStart$`, "10x", 0},
 }
 

@@ -96,12 +96,24 @@ func suite() []row {
 	tbxark := func(c string) [peers]string {
 		return peersOf("BenchmarkPerfHTTP/C="+c, "tbxark", "", "mcpgate", "")
 	}
-	return append(rows,
+	rows = append(rows,
 		row{path: "HTTP front p50, C=1 (direct: the server's own HTTP; relay floor: the HTTP relay)", bench: httpCalls("1"), unit: "p50-us", show: showMicros, compare: toDirect, alsoRelay: true, goal: atMost(1.3, "direct")},
 		row{path: "HTTP front calls/s, C=64", bench: httpCalls("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, alsoRelay: true, goal: atLeast(0.8, "direct")},
 		row{path: "HTTP front, hop CPU per call (C=64)", bench: hop(httpCalls("64")), unit: "hop-cpu-us/op", show: showMicros, compare: toRelay},
 		row{path: "HTTP front p50, C=1, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("1"), unit: "p50-us", show: showMicros, compare: toDirect, base: "TBXark"},
 		row{path: "HTTP front calls/s, C=64, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, base: "TBXark", goal: atLeast(2, "TBXark")},
+	)
+	for _, mib := range []int{1, 10, 50} {
+		var timeGoal, memGoal goal
+		if mib == 50 {
+			timeGoal, memGoal = atMost(1.3, "direct"), atMost(2.5, "the result")
+		}
+		httpBig := peersOf(fmt.Sprintf("BenchmarkPerfHTTPBigResult/%dMiB", mib), "direct", "", "mcpgate", "")
+		rows = append(rows,
+			row{path: fmt.Sprintf("HTTP %d MiB result, time (p50)", mib), bench: httpBig, unit: "p50-us", show: showMicros, compare: toDirect, goal: timeGoal},
+			row{path: fmt.Sprintf("HTTP %d MiB result, mcpgate peak RSS", mib), bench: hop(httpBig), unit: "peak-rss-MiB", show: showMiB, compare: toSize, size: float64(mib), goal: memGoal})
+	}
+	return append(rows,
 		row{path: "cold start, 10 servers: first tools/list answered (direct: the slowest server's own start)", bench: start, unit: "ns/op", show: showNanos, compare: plusDirect,
 			goal: goal{text: "≤ direct + 30 ms", met: func(plus float64) bool { return plus <= 30e6 }}},
 		row{path: "RSS with 10 idle servers", bench: hop(start), unit: "rss-MiB", show: showMiB,

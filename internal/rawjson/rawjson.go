@@ -32,6 +32,9 @@ func Members(obj []byte) (MemberList, error) {
 // the member named nested when it is an object (inner is nil otherwise):
 // the params of a request, which whoever serves it reads next.
 func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) {
+	if ms, inner, ok := recallSplit(obj, nested); ok {
+		return ms, inner, nil // validated as it arrived (see memo.go)
+	}
 	ms, inner, err = splitValidating(obj, nested)
 	if err == nil {
 		return ms, inner, nil
@@ -44,6 +47,9 @@ func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) 
 // returned by Members: validating it again would only cost time. Anything
 // else gets an error, never a panic.
 func SplitValid(obj []byte) (MemberList, error) {
+	if ms, _, ok := recallSplit(obj, ""); ok {
+		return ms, nil
+	}
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, errors.New("not a JSON object")

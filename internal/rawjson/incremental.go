@@ -1,0 +1,438 @@
+package rawjson
+
+import "encoding/binary"
+
+// Incremental is the validating scanner of scan.go for a message that
+// arrives in pieces: a line reader feeds it what it has read so far while
+// the rest is still on its way, so that once the last piece comes only
+// that piece is left to check. A 50 MiB result was read whole and then
+// scanned whole; the scan (a tenth of a second's share of the gateway's
+// time on the result) now overlaps the transfer.
+//
+// It accepts exactly what json.Valid accepts, for a top-level object, and
+// splits that object, and the object value of a member named "params" or
+// "result", as splitValidating does. What it cannot settle cheaply (an
+// escaped key at the top level, a number longer than maxPending) it gives
+// up on: Finish then reports false and the caller validates the whole the
+// usual way, which also words the error of invalid input. A scan never
+// goes back more than maxPending bytes, so feeding it costs at most twice
+// the input, however it is cut.
+type Incremental struct {
+	i     int       // where scanning resumes
+	state scanState //
+	stack []bool    // the open containers, true for an object; stack[0] is the top level
+
+	strStart int  // stString: the string's opening quote
+	strKey   bool // stString: the string is a key
+
+	top    []span // the top-level members
+	key1   span   // the top-level member in progress
+	inner  []span // the members of nested (see below)
+	key2   span   // the nested member in progress
+	nested int    // the index in top of the member whose object inner splits; -1: none
+	inNest bool   // stack[1] is that object
+	objEnd int    // stDone: the index just past the top-level object
+	uriKey bool   // a key "uri" (or an escaped key) was seen below the top level
+}
+
+// span locates a member in the input: its key's literal and its value.
+type span struct{ keyStart, keyEnd, valStart, valEnd int }
+
+type scanState uint8
+
+const (
+	stTop     scanState = iota // the top-level object's '{' is next
+	stValue                    // a value is next
+	stAfter                    // a value ended: ',' or a closer is next
+	stKey                      // a key is next
+	stColon                    // a key ended: ':' is next
+	stString                   // inside a string, at i
+	stObjOpen                  // just after '{': '}' or a key
+	stArrOpen                  // just after '[': ']' or a value
+	stDone                     // the object is whole: only whitespace may follow
+	stGivenUp                  // invalid, or not worth it: the caller scans the whole
+)
+
+// maxPending bounds how far a scan goes back to redo a token cut by the
+// end of what has arrived (a number; strings resume where they were).
+const maxPending = 4 << 10
+
+// Reset makes s ready for a new message, keeping its memory.
+func (s *Incremental) Reset() {
+	*s = Incremental{stack: s.stack[:0], top: s.top[:0], inner: s.inner[:0], nested: -1}
+}
+
+// Feed scans b, all of the message that has arrived so far (each call's b
+// extends the last one's, though it may have moved in memory).
+func (s *Incremental) Feed(b []byte) {
+	s.scan(b, false)
+}
+
+// Finish scans the rest of b, the whole message, and reports whether it
+// is one valid JSON object; if it is, its split is remembered for Members,
+// MembersNested and SplitValid to find (see memo.go). False says nothing
+// about b: the caller validates it the usual way.
+func (s *Incremental) Finish(b []byte) bool {
+	msg, entry, ok := s.finish(b)
+	if !ok {
+		return false
+	}
+	remember(msg, entry)
+	if entry.innerKey != "" {
+		v := s.top[s.nested]
+		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey})
+	}
+	return true
+}
+
+// finish is Finish without remembering: the message (b trimmed) and its
+// split.
+func (s *Incremental) finish(b []byte) ([]byte, memoEntry, bool) {
+	s.scan(b, true)
+	if s.state != stDone {
+		return nil, memoEntry{}, false
+	}
+	lead := skipSpace(b, 0)
+	msg := b[lead:s.objEnd]
+	top, ok := s.members(b, s.top, lead, false)
+	if !ok {
+		return nil, memoEntry{}, false // a duplicate: an error for the usual path to word
+	}
+	entry := memoEntry{size: len(msg), members: top, uriKey: s.uriKey}
+	for _, m := range top {
+		entry.uriKey = entry.uriKey || m.key == "uri"
+	}
+	if s.nested >= 0 {
+		if inner, ok := s.members(b, s.inner, s.top[s.nested].valStart, true); ok {
+			entry.innerKey, entry.inner = top[s.nested].key, inner
+		}
+	}
+	return msg, entry, true
+}
+
+// members turns spans into members whose offsets count from base, or
+// reports a duplicate key. Top-level keys are never escaped (scan gives up
+// on them); nested ones may be.
+func (s *Incremental) members(b []byte, spans []span, base int, escapes bool) ([]memoMember, bool) {
+	out := make([]memoMember, 0, len(spans))
+	var seen keySet
+	var ms MemberList // for seen, which compares keys
+	for _, sp := range spans {
+		lit := b[sp.keyStart:sp.keyEnd]
+		escaped := escapes && indexBackslash(lit) >= 0
+		key, err := internKey(lit, escaped)
+		if err != nil || seen.repeated(ms, key) {
+			return nil, false
+		}
+		ms = append(ms, Member{Key: key})
+		out = append(out, memoMember{key: key, start: sp.valStart - base, end: sp.valEnd - base})
+	}
+	return out, true
+}
+
+func indexBackslash(b []byte) int {
+	for i, c := range b {
+		if c == '\\' {
+			return i
+		}
+	}
+	return -1
+}
+
+// scan goes on from s.i as far as b allows. final says that b is all
+// there is.
+func (s *Incremental) scan(b []byte, final bool) {
+	i := s.i
+	for {
+		switch s.state {
+		case stDone:
+			if i = skipSpace(b, i); i < len(b) {
+				s.state = stGivenUp // data after the object
+			}
+			s.i = i
+			return
+		case stGivenUp:
+			return
+		case stString:
+			end, more := stringRest(b, i)
+			switch {
+			case end < 0:
+				s.state = stGivenUp
+				return
+			case more:
+				if final {
+					s.state = stGivenUp
+				}
+				s.i = end
+				return
+			}
+			if s.strKey {
+				if !s.keyEnded(b, s.strStart, end) {
+					s.state = stGivenUp
+					return
+				}
+				s.state = stColon
+			} else {
+				s.valueEnded(end)
+			}
+			i = end
+			continue
+		}
+		// The other states start by skipping whitespace.
+		if i = skipSpace(b, i); i >= len(b) {
+			if final {
+				s.state = stGivenUp
+			}
+			s.i = i
+			return
+		}
+		c := b[i]
+		switch s.state {
+		case stTop:
+			if c != '{' {
+				s.state = stGivenUp
+				continue
+			}
+			s.stack = append(s.stack, true)
+			s.state = stObjOpen
+			i++
+		case stObjOpen, stArrOpen:
+			if c == closer(s.state == stObjOpen) {
+				i++
+				s.close(i)
+				continue
+			}
+			if s.state == stObjOpen {
+				s.state = stKey
+			} else {
+				s.state = stValue
+			}
+		case stKey:
+			if c != '"' {
+				s.state = stGivenUp
+				continue
+			}
+			s.strStart, s.strKey, s.state = i, true, stString
+			i++
+		case stColon:
+			if c != ':' {
+				s.state = stGivenUp
+				continue
+			}
+			s.state = stValue
+			i++
+		case stAfter:
+			object := s.stack[len(s.stack)-1]
+			switch c {
+			case closer(object):
+				i++
+				s.close(i)
+			case ',':
+				i++
+				if object {
+					s.state = stKey
+				} else {
+					s.state = stValue
+				}
+			default:
+				s.state = stGivenUp
+			}
+		case stValue:
+			s.valueStarts(b, i)
+			switch {
+			case c == '"':
+				s.strStart, s.strKey, s.state = i, false, stString
+				i++
+			case c == '{' || c == '[':
+				if len(s.stack)+1 > maxDepth {
+					s.state = stGivenUp
+					continue
+				}
+				s.stack = append(s.stack, c == '{')
+				if len(s.stack) == 2 && c == '{' && s.nested == len(s.top) {
+					s.inNest = true
+				}
+				s.state = stArrOpen
+				if c == '{' {
+					s.state = stObjOpen
+				}
+				i++
+			default:
+				end := scalarEnd(b, i)
+				if end < 0 || end == len(b) && !final {
+					// Cut by the end of what has arrived, perhaps: a
+					// number or a literal resumes from its start.
+					if final || len(b)-i > maxPending || end < 0 && !scalarPrefix(b[i:]) {
+						s.state = stGivenUp
+						continue
+					}
+					s.i = i
+					return
+				}
+				i = end
+				s.valueEnded(end)
+			}
+		}
+	}
+}
+
+// scalarEnd returns the index just past the number or literal at b[i], or
+// -1.
+func scalarEnd(b []byte, i int) int {
+	switch c := b[i]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return scanNumber(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	}
+	return -1
+}
+
+// scalarPrefix reports whether rest, the end of what has arrived, could be
+// the start of a number or a literal that more input completes.
+func scalarPrefix(rest []byte) bool {
+	for _, lit := range []string{"true", "false", "null"} {
+		if len(rest) < len(lit) && string(rest) == lit[:len(rest)] {
+			return true
+		}
+	}
+	// A number cut anywhere: digits, and the signs, point and exponent
+	// that need more after them.
+	for _, c := range rest {
+		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	return len(rest) > 0
+}
+
+// valueStarts notes where a member's value starts.
+func (s *Incremental) valueStarts(b []byte, i int) {
+	switch {
+	case len(s.stack) == 1:
+		s.key1.valStart = i
+		if b[i] == '{' {
+			switch string(b[s.key1.keyStart:s.key1.keyEnd]) {
+			case `"params"`, `"result"`:
+				s.nested, s.inner = len(s.top), s.inner[:0]
+			}
+		}
+	case len(s.stack) == 2 && s.inNest:
+		s.key2.valStart = i
+	}
+}
+
+// valueEnded records the member whose value ends at end, if it is one of
+// the split objects', and goes on after it.
+func (s *Incremental) valueEnded(end int) {
+	switch {
+	case len(s.stack) == 1:
+		s.key1.valEnd = end
+		s.top = append(s.top, s.key1)
+	case len(s.stack) == 2 && s.inNest:
+		s.key2.valEnd = end
+		s.inner = append(s.inner, s.key2)
+	}
+	s.state = stAfter
+}
+
+// keyEnded notes the key b[start:end]; false gives up (an escaped
+// top-level key).
+func (s *Incremental) keyEnded(b []byte, start, end int) bool {
+	lit := b[start:end]
+	if len(s.stack) == 1 {
+		s.key1.keyStart, s.key1.keyEnd = start, end
+		return indexBackslash(lit) < 0
+	}
+	if string(lit) == `"uri"` || indexBackslash(lit) >= 0 {
+		s.uriKey = true
+	}
+	if len(s.stack) == 2 && s.inNest {
+		s.key2.keyStart, s.key2.keyEnd = start, end
+	}
+	return true
+}
+
+// close pops the container that ended just before end.
+func (s *Incremental) close(end int) {
+	s.stack = s.stack[:len(s.stack)-1]
+	if len(s.stack) == 0 {
+		s.objEnd = end
+		s.state = stDone
+		return
+	}
+	if len(s.stack) == 1 {
+		s.inNest = false
+	}
+	s.valueEnded(end)
+}
+
+// special has the high bit set in each byte of w that is a quote, a
+// backslash or below 0x20 (and, after the first such byte, perhaps in
+// others: a borrow runs on; the byte loop sorts them out).
+func special(w uint64) uint64 {
+	const ones = 0x0101010101010101
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	return ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
+}
+
+// stringRest scans a string from b[i], inside it, as scanString does. It
+// returns the index just past the closing quote; or, with more, where to
+// resume once more has arrived (never inside an escape); or -1 when the
+// string is not valid.
+func stringRest(b []byte, i int) (end int, more bool) {
+	const highs = 0x8080808080808080
+	for {
+		// Four words at a time while none is special, then one at a
+		// time up to the first that is.
+		for ; i+32 <= len(b); i += 32 {
+			c := b[i : i+32 : i+32]
+			if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
+				special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
+				break
+			}
+		}
+		for ; i+8 <= len(b); i += 8 {
+			if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
+				break
+			}
+		}
+		if i >= len(b) {
+			return i, true
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, false
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, true
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					if !hex4(b[i+2:]) { // the digits so far
+						return -1, false
+					}
+					return i, true
+				}
+				if !hex4(b[i+2 : i+6]) {
+					return -1, false
+				}
+				i += 6
+			default:
+				return -1, false
+			}
+		case c < 0x20:
+			return -1, false
+		default:
+			i++
+		}
+	}
+}

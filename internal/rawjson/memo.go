@@ -1,0 +1,122 @@
+package rawjson
+
+import (
+	"sync"
+	"weak"
+)
+
+// The splits that Incremental made of messages it scanned as they arrived
+// are remembered here, so that splitting such a message once it is whole
+// (Members, MembersNested, SplitValid) costs no second pass over its
+// megabytes: the reader that validated the bytes and the code that splits
+// them are layers apart, joined by nothing but the bytes.
+//
+// An entry is found by identity, never by content: its key is a weak
+// pointer to the value's first byte, which equals another only when made
+// from the same byte of the same live object (weak.Pointer's contract; a
+// new object at a freed one's address gets a new key), and its size must
+// match too. Messages are not changed in place once read, so the same
+// first byte and size are the same bytes. An entry holds offsets, not
+// slices, so it keeps nothing alive: a message collected leaves an entry
+// that can never match again, dropped when the table is full. (A value
+// looked up must be Go memory, as weak.Make requires: the gateway's are.)
+
+// memoMin is the smallest value looked up: smaller ones are scanned
+// faster than the table is consulted (and Incremental scans only lines
+// longer than a reader's buffer).
+const memoMin = 64 << 10
+
+// memoMax bounds the table: a few big messages are in flight at once.
+const memoMax = 32
+
+type memoEntry struct {
+	size     int
+	members  []memoMember
+	innerKey string       // the member whose object value inner splits; "" for none
+	inner    []memoMember // offsets from that value's start
+	uriKey   bool         // a member named "uri" may be in the value, below its top level
+}
+
+type memoMember struct {
+	key        string
+	start, end int // the value's offsets
+}
+
+var memo struct {
+	mu      sync.Mutex
+	entries map[weak.Pointer[byte]]memoEntry
+}
+
+// remember records the split of v.
+func remember(v []byte, e memoEntry) {
+	if len(v) < memoMin {
+		return
+	}
+	key := weak.Make(&v[0])
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	if memo.entries == nil {
+		memo.entries = make(map[weak.Pointer[byte]]memoEntry)
+	}
+	if len(memo.entries) >= memoMax {
+		for k := range memo.entries {
+			if k.Value() == nil {
+				delete(memo.entries, k)
+			}
+		}
+		for k := range memo.entries {
+			if len(memo.entries) < memoMax {
+				break
+			}
+			delete(memo.entries, k) // the table is a shortcut: losing one costs a scan
+		}
+	}
+	memo.entries[key] = e
+}
+
+// recall returns the split remembered for v.
+func recall(v []byte) (memoEntry, bool) {
+	if len(v) < memoMin {
+		return memoEntry{}, false
+	}
+	key := weak.Make(&v[0])
+	memo.mu.Lock()
+	e, ok := memo.entries[key]
+	memo.mu.Unlock()
+	if !ok || e.size != len(v) {
+		return memoEntry{}, false
+	}
+	return e, true
+}
+
+// memberList makes ms, offsets from v's start, members of v.
+func memberList(v []byte, ms []memoMember) MemberList {
+	out := make(MemberList, len(ms))
+	for i, m := range ms {
+		out[i] = Member{Key: m.key, Value: v[m.start:m.end:m.end], Start: m.start}
+	}
+	return out
+}
+
+// recallSplit returns the members of v, and those of its member nested
+// when that is an object, as remembered.
+func recallSplit(v []byte, nested string) (ms, inner MemberList, ok bool) {
+	e, ok := recall(v)
+	if !ok {
+		return nil, nil, false
+	}
+	ms = memberList(v, e.members)
+	if nested != "" && nested == e.innerKey {
+		if val, found := ms.Get(nested); found {
+			inner = memberList(val, e.inner)
+		}
+	}
+	return ms, inner, true
+}
+
+// NoURIKey reports whether v is known, from the scan that validated it,
+// to hold no member named "uri" below its top level. False says nothing.
+func NoURIKey(v []byte) bool {
+	e, ok := recall(v)
+	return ok && !e.uriKey
+}
