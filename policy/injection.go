@@ -52,11 +52,13 @@ func newInjection(spec config.Policy, _ Env) (Policy, error) {
 }
 
 // kindsLeftOut turns a "kinds" list into the injection package's
-// Options.Disable: every kind not listed.
+// Options.Disable: every kind not listed, but phrase_flood, which is where
+// the detector stops judging the phrases of the kinds that are listed:
+// left out, a string padded with phrases hid whatever came after them.
 func kindsLeftOut(kinds []string) []string {
 	var out []string
 	for _, k := range injection.Kinds {
-		if !slices.Contains(kinds, k.Name) {
+		if k.Name != injection.KindPhraseFlood && !slices.Contains(kinds, k.Name) {
 			out = append(out, k.Name)
 		}
 	}

@@ -81,3 +81,23 @@ func TestInjectionKinds(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A "kinds" list does not switch off phrase_flood: it is the detector
+// giving up on the rest of a string, not a kind of its own, and left out
+// it let a few kilobytes of "ignore the " hide an injection after them
+// from a policy that lists the kind the injection is.
+func TestInjectionKindsKeepPhraseFlood(t *testing.T) {
+	text := strings.Repeat("ignore the ", 2000) + injected
+	for _, kinds := range [][]string{{"instruction_override"}, {"instruction_override", "role_tag"}} {
+		p := mustPolicy(t, newInjection, injectionSpec("block", func(s *config.Policy) { s.Kinds = kinds }))
+		if d := decide(t, p, toolCall(Result, toolResult(text))); d.Action != Deny {
+			t.Errorf("kinds %v: a flooded string with an injection at its end: %v %q", kinds, d.Action, d.Reason)
+		}
+	}
+	// A list of kinds no phrase stands for tries no phrase, and so
+	// never gives up on one.
+	p := mustPolicy(t, newInjection, injectionSpec("block", func(s *config.Policy) { s.Kinds = []string{"hidden_unicode"} }))
+	if d := decide(t, p, toolCall(Result, toolResult(text))); d.Action != Allow {
+		t.Errorf("kinds [hidden_unicode]: %v %q", d.Action, d.Reason)
+	}
+}

@@ -69,6 +69,7 @@ func (d *deadline) expired() bool {
 func (d *deadline) end() {
 	d.stop()
 	d.mu.Lock()
+	d.ended = true
 	cancel := d.cancelSlow
 	d.mu.Unlock()
 	if cancel != nil {
@@ -94,11 +95,20 @@ func (c *callContext) Deadline() (time.Time, bool) { return c.parent.Deadline() 
 
 func (c *callContext) Value(key any) any { return c.parent.Value(key) }
 
+// Err is not nil once Done is closed, whichever closed it: the context
+// package cancels a derived context with it, and panics on nil.
 func (c *callContext) Err() error {
-	if (*deadline)(c).expired() {
+	d := (*deadline)(c)
+	d.mu.Lock()
+	fired, ended := d.fired, d.ended
+	d.mu.Unlock()
+	if fired {
 		return context.Canceled
 	}
-	return c.parent.Err()
+	if err := c.parent.Err(); err != nil || !ended {
+		return err
+	}
+	return context.Canceled
 }
 
 func (c *callContext) Done() <-chan struct{} { return (*deadline)(c).slowContext().Done() }

@@ -105,3 +105,24 @@ func (c *afterFuncCounter) AfterFunc(f func()) func() bool {
 	c.registered++
 	return func() bool { return true }
 }
+
+// A request's context ends with its request (dl.end), and, done, it says
+// why, as every context must: one derived from it and still waiting then
+// is cancelled with that error. An Err of nil there made the context
+// package panic ("missing cancel error") on the goroutine that cancels
+// the derived context, which brought the whole gateway down.
+func TestCallContextEndedWithItsRequest(t *testing.T) {
+	dl := newDeadline(time.Minute, time.Hour)
+	ctx := dl.watch(context.Background())
+	derived, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dl.end()
+	<-ctx.Done()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("Done is closed and Err is %v, want context.Canceled", ctx.Err())
+	}
+	<-derived.Done()
+	if !errors.Is(derived.Err(), context.Canceled) {
+		t.Fatalf("derived: Err %v, want context.Canceled", derived.Err())
+	}
+}

@@ -25,6 +25,7 @@ type deadline struct {
 	// The request it ends, when watched (see callctx.go).
 	parent     context.Context // the caller's context
 	fired      bool
+	ended      bool                    // the request is over (end): its context is done
 	call       *jsonrpc.Call           // the request, once sent
 	slow       context.Context         // parent ended by the deadline too; made only when waited on
 	cancelSlow context.CancelCauseFunc // slow's

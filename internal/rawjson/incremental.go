@@ -57,9 +57,20 @@ const (
 // end of what has arrived (a number; strings resume where they were).
 const maxPending = 4 << 10
 
-// Reset makes s ready for a new message, keeping its memory.
+// Reset makes s ready for a new message, keeping its memory, but not what
+// a message of many members grew: a line reader keeps s between lines.
 func (s *Incremental) Reset() {
-	*s = Incremental{stack: s.stack[:0], top: s.top[:0], inner: s.inner[:0], nested: -1}
+	*s = Incremental{stack: s.stack[:0], top: keptSpans(s.top), inner: keptSpans(s.inner), nested: -1}
+}
+
+// maxKeptSpans bounds the spans a scanner keeps for the next message.
+const maxKeptSpans = 256
+
+func keptSpans(spans []span) []span {
+	if cap(spans) > maxKeptSpans {
+		return nil
+	}
+	return spans[:0]
 }
 
 // Feed scans b, all of the message that has arrived so far (each call's b

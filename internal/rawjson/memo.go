@@ -29,6 +29,11 @@ const memoMin = 64 << 10
 // memoMax bounds the table: a few big messages are in flight at once.
 const memoMax = 32
 
+// memoMaxMembers bounds the members an entry records: a message is big for
+// its strings (a tool's text), and one big for its number of members would
+// leave a record of each in the table long after it is gone.
+const memoMaxMembers = 1024
+
 type memoEntry struct {
 	size     int
 	members  []memoMember
@@ -49,7 +54,7 @@ var memo struct {
 
 // remember records the split of v.
 func remember(v []byte, e memoEntry) {
-	if len(v) < memoMin {
+	if len(v) < memoMin || len(e.members)+len(e.inner) > memoMaxMembers {
 		return
 	}
 	key := weak.Make(&v[0])

@@ -254,7 +254,7 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 	words := 0
 	for i := 0; i < len(b); {
 		if !isWordByte(b[i]) {
-			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' {
+			if b[i] == '<' && i+1 < len(b) && b[i+1] == '|' && (anyOnly || d.enabled.has(KindRoleTag)) {
 				if d.addSpecialToken(s, b, i) && anyOnly || s.flooded {
 					return true
 				}
@@ -283,6 +283,11 @@ func (d *Detector) matchPhrases(s *scanner, b []byte, anyOnly bool) bool {
 				reset = true
 			}
 			r := d.rules[ri]
+			if !anyOnly && !d.enabled.has(r.kind) {
+				// Not reported, so not tried: its tries would spend the
+				// text's budget (mayRun) on nothing, and flood it.
+				continue
+			}
 			if r.guard != nil && !r.guard(b, i, j) {
 				continue
 			}
