@@ -39,6 +39,23 @@ func (r *Reply) Answer(result json.RawMessage, err error) {
 	}()
 }
 
+// OnEnd has f run when the request's context ends (the peer cancelled
+// it, the Conn cancels its handlers or closes, or Answer), on the
+// goroutine that ends it, as AfterFunc would, without the allocations of
+// a registration that can be stopped: f must tell for itself whether it
+// still matters. It reports false, and f is not run, when the context has
+// ended already. Call it at most once.
+func (r *Reply) OnEnd(f func()) bool {
+	h := &r.handlerContext
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return false
+	}
+	h.ended = f
+	return true
+}
+
 // NoWaitWriter is implemented by streams that can take a message without
 // waiting when they have room for it now (queued, or written at once).
 type NoWaitWriter interface {
