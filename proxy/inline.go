@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/policy"
 )
 
 // A plain tools/call without handoffs. Served as every request is (Handle),
@@ -22,25 +22,29 @@ import (
 // half (checks, audit record, metrics, the write to the client) on the
 // server's reader, when it delivers the answer (jsonrpc.Call.Then).
 //
-// Only what cannot block or take long goes this way: a legacy client's
+// Only what cannot block or take long goes this way: a stdio client's
 // tools/call without _meta (no envelope, no progress token), in a session
 // initialized, to a legacy stdio server that is connected (not an
 // isolated instance), whose name is listed already (resolving it may fetch
-// lists), with a place free among max_concurrent, no policy acting on the
-// request or the result (an exec policy waits for a program), audit.sync
-// other than "always" (it waits for the disk), and room in the server's
-// pipe. Anything else is declined before anything was sent, and served as
-// usual. After the request went out, an error (the server's, a timeout, a
-// cancellation, a closed connection), a result of inlineMaxResult or more,
-// or policies or an audit.sync changed meanwhile, finish on a goroutine
-// (slowly: the error path may wait for a process's exit status). Both
-// halves run the code the usual path runs (callFailed, toolCallAnswered,
-// conclude), in the same order.
+// lists), with a place free among max_concurrent, quick policies only
+// (policy.Chain.Quick: no exec program, no file system) and params under
+// inlineMaxSize, and audit.sync other than "always" (it waits for the
+// disk). Anything else is declined, with nothing done that the usual path
+// would do again, and served as usual. Past the request's policies (which
+// count: a rate limit) the call is committed: a denial is answered at
+// once; a server's pipe without room gets the request written by a
+// goroutine that waits for it, as Go does. After the request went out, an
+// error (the server's, a timeout, a cancellation, a closed connection), a
+// result of inlineMaxSize or more, or policies or an audit.sync changed
+// meanwhile, finish on a goroutine (the error path may wait for a
+// process's exit status). Both halves run the code the usual path runs
+// (checkRequest, callFailed, toolCallAnswered, conclude), in the same
+// order.
 
-// inlineMaxResult bounds a result finished on the server's reader: a
-// reader never scans megabytes (the tool-error check, the names
-// remembered, the audit body).
-const inlineMaxResult = 64 << 10
+// inlineMaxSize bounds the params and the result a reader goroutine
+// handles: a reader never scans megabytes (policies, the tool-error check,
+// the names remembered, the audit body).
+const inlineMaxSize = 64 << 10
 
 // inlineCall is one tools/call served without handoffs.
 type inlineCall struct {
@@ -55,6 +59,7 @@ type inlineCall struct {
 
 	rt      route
 	name    string // as the client wrote it
+	params  json.RawMessage
 	w       *wire
 	dl      *deadline
 	release func()
@@ -65,24 +70,114 @@ type inlineCall struct {
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
 // tools/call (see above) and declines everything else.
 func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply) bool {
-	if msg.Method != methodToolsCall || len(msg.Params) == 0 || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
+	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
 		s.stateless || s.closing.Load() || !s.readyForCalls() || s.g.live().cfg.Audit.Sync == config.SyncAlways {
 		return false
 	}
 	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
 	s.servingIn(&ic.rc, ctx, msg)
-	if !ic.begin() {
+	if !ic.prepare() {
 		ic.rc.hold.release()
 		return false
 	}
+	ic.send()
+	return true
+}
+
+// readyForCalls reports, without waiting, whether initialize has been
+// answered and none runs (awaitInitialize would let a request through at
+// once).
+func (s *session) readyForCalls() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized && s.initializing == nil
+}
+
+// prepare checks that the call can go this way, and takes its place among
+// max_concurrent: false, with nothing held, when it cannot.
+func (ic *inlineCall) prepare() bool {
+	s, ctx := ic.s, context.Context(&ic.rc)
+	ms, name, err := requestStringParam(ctx, ic.msg.Params, "name")
+	if err != nil {
+		return false
+	}
+	rt, listed := s.g.resolveListed(kindTools, name)
+	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
+		return false
+	}
+	up := rt.up
+	if sp := up.base.policies.Load(); sp != nil && !sp.chain.Quick() {
+		return false
+	}
+	w, err := up.connectionNoWait()
+	if err != nil || w.ended() || w.isModern() {
+		return false
+	}
+	if _, stdio := w.link.(*process); !stdio {
+		return false
+	}
+	release, free := up.base.limit.tryAcquire()
+	if !free {
+		return false
+	}
+	ic.params = ic.msg.Params
+	if rt.name != name {
+		ic.params = ms.Replace(ic.params, "name", quote(rt.name))
+	}
+	ic.rt, ic.name, ic.w, ic.release = rt, name, w, release
+	return true
+}
+
+// send runs the request's policies and sends it: from here on the call is
+// committed, and answered through finish.
+func (ic *inlineCall) send() {
+	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
+	ic.rec = s.record(ic.msg)
+	rec := &ic.rec
 	ic.on = ic.event
-	if !reply.OnEnd(ic.on) {
+	params, err := s.checkRequest(ctx, rt, kindTools, methodToolsCall, ic.name, ic.params, rec)
+	if err != nil {
+		rec.routed(rt, ic.name)
+		ic.release()
+		ic.rc.hold.release()
+		ic.over.Store(true)
+		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
+		ic.answer(res, err)
+		return
+	}
+	rec.routed(rt, ic.name)
+	rec.Params = params
+	ic.dl = rt.up.newDeadline()
+	tctx := ic.dl.watch(ctx)
+	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
+	call, err := ic.w.conn.GoNoWait(tctx, methodToolsCall, params)
+	if errors.Is(err, jsonrpc.ErrWouldWait) {
+		go func() {
+			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
+			ic.sent(call, err)
+		}()
+		return
+	}
+	ic.sent(call, err)
+}
+
+// sent is told how the request went out: the answer is waited for
+// (event), or, when it could not be sent, the call finishes now.
+func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
+	if err != nil {
+		ic.over.Store(true)
+		go ic.finish(nil, err)
+		return
+	}
+	ic.call = call
+	ic.caller.sent(call.ID())
+	ic.dl.sent(call)
+	if !ic.reply.OnEnd(ic.on) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
 	if !ic.call.Then(ic.on) {
 		ic.event()
 	}
-	return true
 }
 
 // event is told that the call is done (its answer, an error, its
@@ -101,77 +196,13 @@ func (ic *inlineCall) event() {
 	}
 }
 
-// readyForCalls reports, without waiting, whether initialize has been
-// answered and none runs (awaitInitialize would let a request through at
-// once).
-func (s *session) readyForCalls() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.initialized && s.initializing == nil
-}
-
-// begin is the call's first half, up to the request sent: false, with
-// nothing sent and nothing held, when it cannot go through without
-// waiting.
-func (ic *inlineCall) begin() (ok bool) {
-	s, ctx := ic.s, context.Context(&ic.rc)
-	ms, name, err := requestStringParam(ctx, ic.msg.Params, "name")
-	if err != nil {
-		return false
-	}
-	rt, listed := s.g.resolveListed(kindTools, name)
-	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
-		return false
-	}
-	up := rt.up
-	if sp := up.base.policies.Load(); sp != nil && (sp.chain.Acts(policy.Request) || sp.chain.Acts(policy.Result)) {
-		return false
-	}
-	w, err := up.connectionNoWait()
-	if err != nil || w.ended() || w.isModern() {
-		return false
-	}
-	if _, stdio := w.link.(*process); !stdio {
-		return false
-	}
-	ic.rec = s.record(ic.msg)
-	rec := &ic.rec
-	params := ic.msg.Params
-	if rt.name != name {
-		params = ms.Replace(params, "name", quote(rt.name))
-	}
-	if params, err = s.checkRequest(ctx, rt, kindTools, methodToolsCall, name, params, rec); err != nil {
-		return false // a denial: served as usual, which records it
-	}
-	release, free := up.base.limit.tryAcquire()
-	if !free {
-		return false
-	}
-	rec.routed(rt, name)
-	rec.Params = params
-	dl := up.newDeadline()
-	tctx := dl.watch(ctx)
-	c := up.addCaller(ic.rc.req, dl)
-	call, err := w.conn.GoNoWait(tctx, methodToolsCall, params)
-	if err != nil {
-		c.done()
-		release()
-		dl.end()
-		return false
-	}
-	c.sent(call.ID())
-	dl.sent(call)
-	ic.rt, ic.name, ic.w, ic.dl, ic.release, ic.caller, ic.call = rt, name, w, dl, release, c, call
-	return true
-}
-
 // answered runs once the call is done, on the goroutine that completed
 // it: the second half runs there when it cannot wait or take long, else on
 // a goroutine of its own.
 func (ic *inlineCall) answered() {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
-	if err != nil || len(res) >= inlineMaxResult || sp != nil && sp.chain.Acts(policy.Result) || ic.s.g.live().cfg.Audit.Sync == config.SyncAlways {
+	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || ic.s.g.live().cfg.Audit.Sync == config.SyncAlways {
 		go ic.finish(res, err)
 		return
 	}
@@ -181,9 +212,7 @@ func (ic *inlineCall) answered() {
 // finish is the call's second half: what callWatched, forward, callTool
 // and Handle do once the answer is in.
 func (ic *inlineCall) finish(res json.RawMessage, err error) {
-	res, err = ic.served(res, err)
-	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
-	ic.reply.Answer(res, err)
+	ic.answer(ic.served(res, err))
 }
 
 // served is the answer to the request, as dispatch returns it.
@@ -198,6 +227,12 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 	ic.release()
 	ic.dl.end()
 	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)
+}
+
+// answer records the request and answers it, as Handle does.
+func (ic *inlineCall) answer(res json.RawMessage, err error) {
+	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
+	ic.reply.Answer(res, err)
 }
 
 // tryAcquire takes a place if one is free now, never waiting.
