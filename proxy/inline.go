@@ -28,14 +28,14 @@ import (
 // isolated instance), whose name is listed already (resolving it may fetch
 // lists), with a place free among max_concurrent, quick policies only
 // (policy.Chain.Quick: no exec program, no file system) and params under
-// inlineMaxSize, and audit.sync other than "always" (it waits for the
-// disk). Anything else is declined, with nothing done that the usual path
+// inlineMaxSize, and an audit record written without waiting (see
+// auditNeverWaits). Anything else is declined, with nothing done that the usual path
 // would do again, and served as usual. Past the request's policies (which
 // count: a rate limit) the call is committed: a denial is answered at
 // once; a server's pipe without room gets the request written by a
 // goroutine that waits for it, as Go does. After the request went out, an
 // error (the server's, a timeout, a cancellation, a closed connection), a
-// result of inlineMaxSize or more, or policies or an audit.sync changed
+// result of inlineMaxSize or more, or policies or audit.sync changed
 // meanwhile, finish on a goroutine (the error path may wait for a
 // process's exit status). Both halves run the code the usual path runs
 // (checkRequest, callFailed, toolCallAnswered, conclude), in the same
@@ -71,7 +71,7 @@ type inlineCall struct {
 // tools/call (see above) and declines everything else.
 func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply) bool {
 	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
-		s.stateless || s.closing.Load() || !s.readyForCalls() || s.g.live().cfg.Audit.Sync == config.SyncAlways {
+		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
 		return false
 	}
 	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
@@ -202,7 +202,7 @@ func (ic *inlineCall) event() {
 func (ic *inlineCall) answered() {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
-	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || ic.s.g.live().cfg.Audit.Sync == config.SyncAlways {
+	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() {
 		go ic.finish(res, err)
 		return
 	}
@@ -233,6 +233,13 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 func (ic *inlineCall) answer(res json.RawMessage, err error) {
 	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
 	ic.reply.Answer(res, err)
+}
+
+// auditNeverWaits reports whether a request's audit record is written
+// without waiting: no trail, or a regular file without audit.sync
+// "always" (a pipe's reader may be slow; a sync waits for the disk).
+func (g *Gateway) auditNeverWaits() bool {
+	return g.audit == nil || g.live().cfg.Audit.Sync != config.SyncAlways && g.audit.w.Regular()
 }
 
 // tryAcquire takes a place if one is free now, never waiting.
