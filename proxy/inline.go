@@ -135,9 +135,11 @@ func (ic *inlineCall) send() {
 	ic.rec = s.record(ic.msg)
 	rec := &ic.rec
 	ic.on = ic.event
-	params, err := s.checkRequest(ctx, rt, kindTools, methodToolsCall, ic.name, ic.params, rec)
+	params, routed, err := ic.checkRequest(ctx)
 	if err != nil {
-		rec.routed(rt, ic.name)
+		if routed {
+			rec.routed(rt, ic.name)
+		}
 		ic.release()
 		ic.rc.hold.release()
 		ic.over.Store(true)
@@ -159,6 +161,15 @@ func (ic *inlineCall) send() {
 		return
 	}
 	ic.sent(call, err)
+}
+
+// checkRequest runs the request's policies, as forwardChecked does; a
+// panic in them is an internal error, as dispatch makes it, and the
+// request is then recorded unrouted.
+func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage, routed bool, err error) {
+	defer ic.s.g.recoverRequest(ic.msg, &err)
+	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, ic.params, &ic.rec)
+	return params, true, err
 }
 
 // sent is told how the request went out: the answer is waited for
