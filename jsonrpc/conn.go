@@ -689,7 +689,7 @@ type Call struct {
 	done   chan struct{} // closed once result or err is set
 	result json.RawMessage
 	err    error
-	then   func() // run once done is closed, by whoever closed it (see GoNoWait)
+	then   func() // run once done is closed, by whoever closed it (see Then)
 }
 
 // ID is the id the request was sent with.
