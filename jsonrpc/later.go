@@ -124,15 +124,18 @@ func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessa
 // Then has f run once the call is done (Done closed), on the goroutine
 // that completes it: the reader that read its answer, the one that called
 // Abandon or Close, or the reader as it stops. f must not block. Then
-// reports false, and f is not run, when the call is done already: the
-// caller then goes on itself. Call it at most once.
+// reports false, and f is not run, when the call is done already: Done is
+// closed then (a completion under way is waited for: it closes Done at
+// once), and the caller goes on itself. Call it at most once.
 func (call *Call) Then(f func()) bool {
 	c := call.conn
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.pending[call.id] != call {
+		c.mu.Unlock()
+		<-call.done
 		return false
 	}
 	call.then = f
+	c.mu.Unlock()
 	return true
 }

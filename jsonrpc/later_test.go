@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 )
 
 // noWaitStream is a line stream that takes messages without waiting,
@@ -190,4 +191,31 @@ func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
 	if res, err := client.Call(watchdog(t), "m", nil); err != nil || string(res) != `"ok"` {
 		t.Fatalf("answer when the stream would wait = %s, %v", res, err)
 	}
+}
+
+// A call whose completion is under way (taken out of pending, Done not yet
+// closed) is done as far as Then is concerned: it reports false only once
+// Done is closed, so that its caller, going on itself, finds the answer.
+// (It returned at once, and the caller, finding Done open, lost the call.)
+func TestThenWaitsForACompletionUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &Conn{pending: map[ID]*Call{}}
+		call := &Call{id: IntID(1), conn: c, done: make(chan struct{})} // delivered: no longer pending
+		type outcome struct{ registered, doneAtReturn bool }
+		result := make(chan outcome, 1)
+		go func() {
+			registered := call.Then(func() {})
+			select {
+			case <-call.done:
+				result <- outcome{registered, true}
+			default:
+				result <- outcome{registered, false}
+			}
+		}()
+		synctest.Wait()
+		close(call.done) // the completion closes Done
+		if o := <-result; o.registered || !o.doneAtReturn {
+			t.Fatalf("Then on a call being completed: registered %v, Done closed when it returned %v; want false, true", o.registered, o.doneAtReturn)
+		}
+	})
 }
