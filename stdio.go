@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"sync"
+	"syscall"
 )
 
 // leavingWriter is the client's end of a stdio session. A write to it that
@@ -25,4 +27,16 @@ func (l *leavingWriter) Write(p []byte) (int, error) {
 		l.once.Do(func() { l.left(err) })
 	}
 	return n, err
+}
+
+// SyscallConn lets the session's stream try a write to the client without
+// waiting (jsonrpc.TryWriter) when the client's end is a pipe: an answer
+// then goes out on the goroutine that has it, with no handoff to the
+// writer. A try that fails is written again the usual way, through Write,
+// which sees the error.
+func (l *leavingWriter) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := l.w.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }

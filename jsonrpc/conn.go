@@ -77,6 +77,14 @@ type Options struct {
 	// that floods requests costs a bounded amount. Zero: no bound.
 	MaxInFlight      int
 	MaxInFlightBytes int
+	// Inline, if not nil, is offered each request (not one in a batch) on
+	// the reader goroutine, after Received, instead of handing it to a
+	// handler goroutine. It returns false to decline (the Handler then
+	// serves the request as usual), or true to answer it later through
+	// r (see Reply): the request stays in flight until then. It must not
+	// block, and may only start what finishes without waiting (see
+	// GoNoWait).
+	Inline func(ctx context.Context, msg *Message, r *Reply) bool
 }
 
 // Conn is one JSON-RPC connection. It is symmetric: it makes calls with ids
@@ -407,6 +415,8 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
+	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight)) {
+		return nil // answered through the Reply
 	}
 	if here != nil {
 		*here = flight.run
@@ -433,7 +443,6 @@ func (f *inFlight) run() {
 // peer cancelled the request.
 func (f *inFlight) answer() *Message {
 	c, msg := f.c, f.msg
-	defer f.end(context.Canceled)
 	var result json.RawMessage
 	var err error
 	if c.opts.Handler == nil {
@@ -441,6 +450,14 @@ func (f *inFlight) answer() *Message {
 	} else {
 		result, err = c.opts.Handler.Handle(f.ctx, msg)
 	}
+	return f.finish(result, err)
+}
+
+// finish takes the request out of flight and ends its context; it returns
+// the response to send, nil when the peer cancelled the request.
+func (f *inFlight) finish(result json.RawMessage, err error) *Message {
+	c, msg := f.c, f.msg
+	defer f.end(context.Canceled)
 	c.mu.Lock()
 	delete(c.incoming, msg.ID)
 	c.incomingBytes -= f.size
@@ -681,6 +698,7 @@ type Call struct {
 	done   chan struct{} // closed once result or err is set
 	result json.RawMessage
 	err    error
+	then   func() // run once done is closed, by whoever closed it (see Then)
 }
 
 // ID is the id the request was sent with.
@@ -821,6 +839,9 @@ func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
 	if ok {
 		call.result, call.err = result, err
 		close(call.done)
+		if call.then != nil {
+			call.then()
+		}
 	}
 	return ok
 }
@@ -842,5 +863,8 @@ func (c *Conn) retireAll(cause error) {
 	for _, call := range pending {
 		call.err = err
 		close(call.done)
+		if call.then != nil {
+			call.then()
+		}
 	}
 }

@@ -252,16 +252,16 @@ func (s *lineStream) TryWrite(msg []byte) (bool, []byte, error) {
 	}
 	defer func() { <-s.turn }()
 	s.wbuf = append(append(s.wbuf[:0], msg...), '\n')
-	n, err := s.raw.tryWrite(s.wbuf)
+	n, _ := s.raw.tryWrite(s.wbuf)
 	switch {
 	case n == len(s.wbuf):
 		return true, nil, nil
 	case n > 0:
 		return true, bytes.Clone(s.wbuf[n:]), nil
-	case err == errWouldBlock:
-		return false, nil, nil
 	}
-	return false, nil, err
+	// No room, or the attempt failed: written as usual instead, by a
+	// writer that can wait, and sees (and reports) an error itself.
+	return false, nil, nil
 }
 
 // WriteRest writes the rest of a message that TryWrite began.

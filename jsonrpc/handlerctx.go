@@ -25,6 +25,7 @@ type handlerContext struct {
 	err   error           // why it ended; nil while it lasts
 	done  chan struct{}   // made when first asked for, or closedDone
 	after []*afterHandler // what AfterFunc registered, to run when it ends
+	ended func()          // what Reply.OnEnd registered, to run when it ends
 }
 
 type afterHandler struct{ f func() }
@@ -96,11 +97,14 @@ func (h *handlerContext) end(err error) {
 	} else {
 		close(h.done)
 	}
-	after := h.after
-	h.after = nil
+	after, ended := h.after, h.ended
+	h.after, h.ended = nil, nil
 	h.mu.Unlock()
 	for _, a := range after {
 		a.f()
+	}
+	if ended != nil {
+		ended()
 	}
 }
 

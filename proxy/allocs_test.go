@@ -58,7 +58,7 @@ func TestToolCallAllocations(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(500, call)
 	t.Logf("%.1f allocations per tools/call (client and gateway)", allocs)
-	if allocs > 36 {
-		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 36", allocs)
+	if allocs > 34 {
+		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 34", allocs)
 	}
 }

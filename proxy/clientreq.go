@@ -48,9 +48,16 @@ type requestContext struct {
 // serving is ctx serving the request msg from s, holding the live server
 // set until hold.release.
 func (s *session) serving(ctx context.Context, msg *jsonrpc.Message) *requestContext {
-	rc := &requestContext{Context: ctx, req: clientRequest{s: s, id: msg.ID, msg: msg}}
-	rc.hold.set = s.g.holdLive()
+	rc := new(requestContext)
+	s.servingIn(rc, ctx, msg)
 	return rc
+}
+
+// servingIn is serving in rc, which a caller holds in one allocation of its
+// own.
+func (s *session) servingIn(rc *requestContext, ctx context.Context, msg *jsonrpc.Message) {
+	*rc = requestContext{Context: ctx, req: clientRequest{s: s, id: msg.ID, msg: msg}}
+	rc.hold.set = s.g.holdLive()
 }
 
 // AfterFunc lets the contexts derived from the request's follow it through

@@ -39,6 +39,24 @@ var forwardToolCall = nameHandler(methodToolsCall, kindTools)
 // failure, recorded as such (it is not an error of the request).
 func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	res, err := forwardToolCall(s, ctx, params, rec)
+	return s.toolResult(ctx, res, err, rec)
+}
+
+// toolCallAnswered is what follows a tools/call's answer from the server
+// rt (res, or err): forwardChecked's and nameHandler's part after forward,
+// then toolResult.
+func (s *session) toolCallAnswered(ctx context.Context, rt route, name string, res json.RawMessage, err error, rec *auditRecord) (json.RawMessage, error) {
+	if err == nil {
+		res, err = s.checkResult(ctx, rt, kindTools, methodToolsCall, name, res, rec)
+	}
+	if err == nil {
+		s.g.live().names.remember(rt.up, methodToolsCall, res)
+	}
+	return s.toolResult(ctx, res, err, rec)
+}
+
+// toolResult is a tools/call's answer as the client gets it.
+func (s *session) toolResult(ctx context.Context, res json.RawMessage, err error, rec *auditRecord) (json.RawMessage, error) {
 	if err != nil {
 		var denied *denial // declared here: errors.As makes it escape, an allocation per call
 		if errors.As(err, &denied) {

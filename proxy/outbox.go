@@ -146,6 +146,32 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	return nil
 }
 
+// WriteNoWait queues a request or response if there is room, without
+// waiting (see jsonrpc.NoWaitWriter), for a caller that must not wait (a
+// reader goroutine finishing a call): it writes it at once when nobody
+// else is writing and the stream can take it (tryInline), else the
+// writer goroutine does. taken is false when the queue is full.
+func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool) (taken bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false, jsonrpc.ErrClosed
+	}
+	if q.full(len(msg)) {
+		return false, nil
+	}
+	q.push(queued{msg: msg, related: related, final: final})
+	switch {
+	case q.writing:
+		// Whoever writes takes it (see enqueue).
+	case len(q.msgs) == 1:
+		q.tryInline()
+	default:
+		q.wake.Signal()
+	}
+	return true, nil
+}
+
 // tryInline writes the one message queued, which nobody is writing, on
 // the caller's goroutine if the stream can take it without waiting (see
 // jsonrpc.TryWriter): toward a server whose stdin has room, the usual

@@ -60,6 +60,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 		AnswerUnreadable: true,
 		MaxInFlight:      maxClientRequests,
 		MaxInFlightBytes: maxClientRequestBytes,
+		Inline:           s.inlineFor(stream),
 	})
 	s.conn.Start()
 	return s
@@ -121,8 +122,19 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 		return nil, nil
 	}
 	start := time.Now()
-	rec := &auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
-	res, err := s.dispatch(ctx, msg, rec)
+	rec := s.record(msg)
+	res, err := s.dispatch(ctx, msg, &rec)
+	return s.conclude(msg, &rec, start, res, err)
+}
+
+// record is the audit record of the client's request msg, as it comes.
+func (s *session) record(msg *jsonrpc.Message) auditRecord {
+	return auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
+}
+
+// conclude completes rec with the request's outcome, records it (metrics,
+// audit trail) and returns the answer as the client gets it.
+func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Time, res json.RawMessage, err error) (json.RawMessage, error) {
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	var denied *denial
 	if errors.As(err, &denied) {

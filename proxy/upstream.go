@@ -275,27 +275,34 @@ func (u *upstream) callWatched(ctx context.Context, method string, params json.R
 			return res, nil
 		}
 	}
+	return nil, u.callFailed(ctx, w, call, dl, method, err)
+}
+
+// callFailed is why a request to u under ctx failed with err, as the
+// client is told: the server is told to stop when the client or the
+// deadline gave up on it (call, if sent).
+func (u *upstream) callFailed(ctx context.Context, w *wire, call *jsonrpc.Call, dl *deadline, method string, err error) error {
 	var tooLarge *jsonrpc.TooLargeError
 	switch {
 	case ctx.Err() != nil:
 		if call != nil {
 			u.sendCancel(w, call.ID(), "cancelled by the client")
 		}
-		return nil, ctx.Err()
+		return ctx.Err()
 	case dl.expired():
 		if call != nil {
 			u.sendCancel(w, call.ID(), "mcpgate timeout")
 		}
 		if dl.hitLimit() {
-			return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s still running after max_timeout (%v), though it reported progress; upstream kept running (raise mcpServers.%s.max_timeout)", u.name, method, u.cfg.MaxTimeout, u.name)
+			return jsonrpc.Errorf(errTimeout, "upstream %q: %s still running after max_timeout (%v), though it reported progress; upstream kept running (raise mcpServers.%s.max_timeout)", u.name, method, u.cfg.MaxTimeout, u.name)
 		}
-		return nil, jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v without an answer or progress; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
+		return jsonrpc.Errorf(errTimeout, "upstream %q: %s timed out after %v without an answer or progress; upstream kept running (raise mcpServers.%s.timeout)", u.name, method, u.cfg.Timeout, u.name)
 	case errors.As(err, &tooLarge):
-		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q: its answer to %s was over %d bytes, more than mcpgate accepts (raise max_message_bytes)", u.name, method, tooLarge.Limit)
+		return jsonrpc.Errorf(errUnavailable, "upstream %q: its answer to %s was over %d bytes, more than mcpgate accepts (raise max_message_bytes)", u.name, method, tooLarge.Limit)
 	case errors.Is(err, jsonrpc.ErrClosed):
-		return nil, u.closedError(method, w.link)
+		return u.closedError(method, w.link)
 	}
-	return nil, err
+	return err
 }
 
 func (u *upstream) currentLink() link {

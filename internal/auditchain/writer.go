@@ -282,6 +282,10 @@ func (w *Writer) noteLocked(err error) Result {
 // Failing reports whether the last Append failed.
 func (w *Writer) Failing() bool { return w.failing.Load() }
 
+// Regular reports whether the trail is a regular file, which a write never
+// waits on for a reader (a pipe's or a device's may wait).
+func (w *Writer) Regular() bool { return w.regular }
+
 // Failures counts the records lost, ever.
 func (w *Writer) Failures() uint64 { return w.failures.Load() }
 

@@ -1,0 +1,141 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Answering later, without a goroutine of one's own (see Options.Inline).
+// A request handed to a handler goroutine costs a wake-up, and so does the
+// answer it waits for from another connection: two handoffs per call
+// relayed, which a relay that only copies lines does not make. A request
+// that can be served without waiting is started on the reader goroutine
+// instead, and finished on the goroutine that delivers what it waited for
+// (GoNoWait's then, on the other connection's reader).
+
+// Reply is a request of the peer's taken by Options.Inline: it stays in
+// flight (counted by MaxInFlight, waited for by Wait, its context ended by
+// CancelIncoming, CancelHandlers and Close) until Answer. Its context is
+// the one Inline was given.
+type Reply inFlight
+
+// Answer sends the request's answer (err if not nil, else result), once;
+// nothing is sent when the peer cancelled the request. It never waits: when
+// the stream cannot take the answer at once (see NoWaitWriter), a
+// goroutine writes it.
+func (r *Reply) Answer(result json.RawMessage, err error) {
+	f := (*inFlight)(r)
+	c := f.c
+	resp := f.finish(result, err)
+	if resp == nil || c.writeNoWait(resp) {
+		c.handlerDone()
+		return
+	}
+	go func() {
+		defer c.handlerDone()
+		c.write(resp)
+	}()
+}
+
+// OnEnd has f run when the request's context ends (the peer cancelled
+// it, the Conn cancels its handlers or closes, or Answer), on the
+// goroutine that ends it, as AfterFunc would, without the allocations of
+// a registration that can be stopped: f must tell for itself whether it
+// still matters. It reports false, and f is not run, when the context has
+// ended already. Call it at most once.
+func (r *Reply) OnEnd(f func()) bool {
+	h := &r.handlerContext
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return false
+	}
+	h.ended = f
+	return true
+}
+
+// NoWaitWriter is implemented by streams that can take a message without
+// waiting when they have room for it now (queued, or written at once).
+type NoWaitWriter interface {
+	// WriteNoWait takes msg, as WriteRelated does, if it can without
+	// waiting; taken is false when it would have to wait, and then nothing
+	// of msg was taken.
+	WriteNoWait(msg []byte, related ID, final bool) (taken bool, err error)
+}
+
+// ErrWouldWait is GoNoWait's error when the request could not be handed to
+// the stream without waiting: nothing was sent.
+var ErrWouldWait = errors.New("the stream cannot take the request without waiting")
+
+// writeNoWait sends a response if the stream takes it without waiting; it
+// reports false when it must be written as usual (c.write).
+func (c *Conn) writeNoWait(m *Message) bool {
+	nw, ok := c.stream.(NoWaitWriter)
+	if !ok || len(m.Result) >= spliceMin {
+		return false
+	}
+	taken, err := nw.WriteNoWait(m.Encode(), m.ID, true)
+	if err != nil {
+		c.badInput(fmt.Errorf("write: %w", err))
+		return true // as c.write would have ended
+	}
+	return taken
+}
+
+// GoNoWait is Go for a caller that must not wait: the request is sent only
+// if the stream takes it at once (see NoWaitWriter); else nothing is sent
+// and the error is ErrWouldWait (ErrClosed when the connection is closed).
+// ctx only says which of the peer's requests the call belongs to (see
+// RelatedTo).
+func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessage) (*Call, error) {
+	nw, ok := c.stream.(NoWaitWriter)
+	if !ok {
+		return nil, ErrWouldWait
+	}
+	related := relatedFrom(ctx)
+	c.mu.Lock()
+	if c.readErr != nil {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.nextID++
+	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
+	c.pending[call.id] = call
+	c.mu.Unlock()
+	taken, err := nw.WriteNoWait((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false)
+	if err == nil && taken {
+		return call, nil
+	}
+	// Never sent: no answer can come. The reader may have retired the
+	// call meanwhile (it stopped); either way it is over once done is
+	// closed.
+	if err == nil {
+		err = ErrWouldWait
+	} else {
+		err = fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	c.deliver(call.id, nil, err)
+	<-call.done
+	return nil, call.err
+}
+
+// Then has f run once the call is done (Done closed), on the goroutine
+// that completes it: the reader that read its answer, the one that called
+// Abandon or Close, or the reader as it stops. f must not block. Then
+// reports false, and f is not run, when the call is done already: Done is
+// closed then (a completion under way is waited for: it closes Done at
+// once), and the caller goes on itself. Call it at most once.
+func (call *Call) Then(f func()) bool {
+	c := call.conn
+	c.mu.Lock()
+	if c.pending[call.id] != call {
+		c.mu.Unlock()
+		<-call.done
+		return false
+	}
+	call.then = f
+	c.mu.Unlock()
+	return true
+}

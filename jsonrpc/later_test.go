@@ -1,0 +1,221 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+)
+
+// noWaitStream is a line stream that takes messages without waiting,
+// unless full says it has no room.
+type noWaitStream struct {
+	Stream
+	full atomic.Bool
+}
+
+func (s *noWaitStream) WriteNoWait(msg []byte, related ID, final bool) (bool, error) {
+	if s.full.Load() {
+		return false, nil
+	}
+	return true, s.Write(context.Background(), msg)
+}
+
+// inlinePair connects a client to a server whose requests are all taken by
+// inline, which gets each Reply on the server's reader.
+func inlinePair(t *testing.T, inline func(ctx context.Context, msg *Message, r *Reply) bool) (client, server *Conn, serverStream *noWaitStream) {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	serverStream = &noWaitStream{Stream: NewLineStream(sr, sw, multiCloser{sr, sw}, 0)}
+	client = NewConn(&noWaitStream{Stream: NewLineStream(cr, cw, multiCloser{cr, cw}, 0)}, Options{}).Start()
+	server = NewConn(serverStream, Options{Inline: inline, Handler: HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		return json.RawMessage(`"handler"`), nil
+	})}).Start()
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server, serverStream
+}
+
+func TestInlineRequestAnsweredLater(t *testing.T) {
+	replies := make(chan *Reply, 1)
+	client, server, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
+		if msg.Method != "later" {
+			return false
+		}
+		replies <- r
+		return true
+	})
+	ctx := watchdog(t)
+	call, err := client.Go(ctx, "later", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-replies
+	if res, err := client.Call(ctx, "now", nil); err != nil || string(res) != `"handler"` {
+		t.Fatalf("a declined request = %s, %v; want the handler's answer", res, err)
+	}
+	cancelled, stop := context.WithCancel(ctx)
+	stop()
+	if err := server.Wait(cancelled); err == nil {
+		t.Fatal("Wait returned at once while a reply was pending; it must wait for it")
+	}
+	r.Answer(json.RawMessage(`"later"`), nil)
+	if res, err := call.Wait(ctx); err != nil || string(res) != `"later"` {
+		t.Fatalf("answered later = %s, %v", res, err)
+	}
+	if err := server.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the answer: %v", err)
+	}
+}
+
+func TestInlineRequestCancelledByPeerIsNotAnswered(t *testing.T) {
+	type taken struct {
+		ctx context.Context
+		id  ID
+		r   *Reply
+	}
+	replies := make(chan taken, 2)
+	client, server, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
+		replies <- taken{ctx, msg.ID, r}
+		return true
+	})
+	ctx := watchdog(t)
+	first, err := client.Go(ctx, "first", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := <-replies
+	ended := make(chan struct{})
+	context.AfterFunc(f.ctx, func() { close(ended) })
+	if !server.CancelIncoming(f.id) {
+		t.Fatal("CancelIncoming found no request in flight for a pending reply")
+	}
+	<-ended
+	f.r.Answer(json.RawMessage(`"first"`), nil)
+	second, err := client.Go(ctx, "second", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-replies
+	s.r.Answer(json.RawMessage(`"second"`), nil)
+	if _, err := second.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.Done():
+		t.Fatal("a request the peer cancelled was answered")
+	default:
+	}
+}
+
+func TestGoNoWaitThen(t *testing.T) {
+	answers := make(chan *Reply, 1)
+	client, _, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
+		answers <- r
+		return true
+	})
+	ctx := watchdog(t)
+	call, err := client.GoNoWait(ctx, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan json.RawMessage, 1)
+	if !call.Then(func() {
+		res, err := call.Wait(context.Background()) // done: returns at once
+		if err != nil {
+			t.Error(err)
+		}
+		ran <- res
+	}) {
+		t.Fatal("Then on a call not yet answered reported it done")
+	}
+	(<-answers).Answer(json.RawMessage(`"ok"`), nil)
+	if res := <-ran; string(res) != `"ok"` {
+		t.Fatalf("then saw %s", res)
+	}
+	if call.Then(func() { t.Error("then ran for a call done already") }) {
+		t.Fatal("Then on a call done already reported it pending")
+	}
+}
+
+func TestGoNoWaitThenRunsOnAbandonAndClose(t *testing.T) {
+	client, _, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool { return true })
+	ctx := watchdog(t)
+	giveUp := errors.New("given up")
+	abandoned, _ := client.GoNoWait(ctx, "a", nil)
+	closed, _ := client.GoNoWait(ctx, "b", nil)
+	errs := make(chan error, 2)
+	for _, call := range []*Call{abandoned, closed} {
+		call.Then(func() { _, err := call.Wait(context.Background()); errs <- err })
+	}
+	abandoned.Abandon(giveUp)
+	if err := <-errs; !errors.Is(err, giveUp) {
+		t.Fatalf("then after Abandon saw %v", err)
+	}
+	client.Close()
+	if err := <-errs; !errors.Is(err, ErrClosed) {
+		t.Fatalf("then after Close saw %v", err)
+	}
+}
+
+func TestGoNoWaitSendsNothingWhenItWouldWait(t *testing.T) {
+	client, _, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
+		r.Answer(json.RawMessage(`"ok"`), nil)
+		return true
+	})
+	client.stream.(*noWaitStream).full.Store(true)
+	if _, err := client.GoNoWait(context.Background(), "m", nil); !errors.Is(err, ErrWouldWait) {
+		t.Fatalf("GoNoWait on a full stream: %v, want ErrWouldWait", err)
+	}
+	client.mu.Lock()
+	n := len(client.pending)
+	client.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d calls pending after a GoNoWait that sent nothing", n)
+	}
+	client.stream.(*noWaitStream).full.Store(false)
+	if res, err := client.Call(watchdog(t), "m", nil); err != nil || string(res) != `"ok"` {
+		t.Fatalf("the next call = %s, %v", res, err)
+	}
+}
+
+func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
+	client, _, serverStream := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
+		r.Answer(json.RawMessage(`"ok"`), nil) // on the reader: must not wait
+		return true
+	})
+	serverStream.full.Store(true)
+	if res, err := client.Call(watchdog(t), "m", nil); err != nil || string(res) != `"ok"` {
+		t.Fatalf("answer when the stream would wait = %s, %v", res, err)
+	}
+}
+
+// A call whose completion is under way (taken out of pending, Done not yet
+// closed) is done as far as Then is concerned: it reports false only once
+// Done is closed, so that its caller, going on itself, finds the answer.
+// (It returned at once, and the caller, finding Done open, lost the call.)
+func TestThenWaitsForACompletionUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &Conn{pending: map[ID]*Call{}}
+		call := &Call{id: IntID(1), conn: c, done: make(chan struct{})} // delivered: no longer pending
+		type outcome struct{ registered, doneAtReturn bool }
+		result := make(chan outcome, 1)
+		go func() {
+			registered := call.Then(func() {})
+			select {
+			case <-call.done:
+				result <- outcome{registered, true}
+			default:
+				result <- outcome{registered, false}
+			}
+		}()
+		synctest.Wait()
+		close(call.done) // the completion closes Done
+		if o := <-result; o.registered || !o.doneAtReturn {
+			t.Fatalf("Then on a call being completed: registered %v, Done closed when it returned %v; want false, true", o.registered, o.doneAtReturn)
+		}
+	})
+}

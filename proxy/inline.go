@@ -1,0 +1,293 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// A plain tools/call without handoffs. Served as every request is (Handle),
+// a call costs four goroutine wake-ups: the client's reader, the handler
+// goroutine it hands the request to, the server's reader, and the handler
+// again, woken with the answer; a relay that only copies lines makes two.
+// A call that can go through without waiting anywhere skips the two of
+// our own: its first half (route, checks, the write to the server) runs on
+// the client's reader (session.inline, jsonrpc.Options.Inline), its second
+// half (checks, audit record, metrics, the write to the client) on the
+// server's reader, when it delivers the answer (jsonrpc.Call.Then).
+//
+// Only what cannot block or take long goes this way: a stdio client's
+// tools/call without _meta (no envelope, no progress token), in a session
+// initialized, to a legacy stdio server that is connected (not an
+// isolated instance), whose name is listed already (resolving it may fetch
+// lists), with a place free among max_concurrent, quick policies only
+// (policy.Chain.Quick: no exec program, no file system) and params under
+// inlineMaxSize, and an audit record written without waiting (see
+// auditNeverWaits). Anything else is declined, with nothing done that the usual path
+// would do again, and served as usual. Past the request's policies (which
+// count: a rate limit) the call is committed: a denial is answered at
+// once; a server's pipe without room gets the request written by a
+// goroutine that waits for it, as Go does. After the request went out, an
+// error (the server's, a timeout, a cancellation, a closed connection), a
+// result of inlineMaxSize or more, or policies or audit.sync changed
+// meanwhile, finish on a goroutine (the error path may wait for a
+// process's exit status). Both halves run the code the usual path runs
+// (checkRequest, callFailed, toolCallAnswered, conclude), in the same
+// order.
+
+// inlineMaxSize bounds the params and the result a reader goroutine
+// handles: a reader never scans megabytes (policies, the tool-error check,
+// the names remembered, the audit body).
+const inlineMaxSize = 64 << 10
+
+// inlineCall is one tools/call served without handoffs.
+type inlineCall struct {
+	s     *session
+	msg   *jsonrpc.Message
+	reply *jsonrpc.Reply
+	rc    requestContext
+	rec   auditRecord
+	start time.Time
+	on    func()      // ic.event, made once: both hooks' (see event)
+	over  atomic.Bool // the second half has begun
+
+	rt      route
+	name    string // as the client wrote it
+	params  json.RawMessage
+	w       *wire
+	dl      *deadline
+	release func()
+	caller  *caller
+	call    *jsonrpc.Call
+}
+
+// inline is the session's jsonrpc.Options.Inline: it takes a plain
+// tools/call (see above) and declines everything else.
+func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply) bool {
+	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
+		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
+		return false
+	}
+	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
+	s.servingIn(&ic.rc, ctx, msg)
+	if !ic.prepare() {
+		ic.rc.hold.release()
+		return false
+	}
+	ic.send()
+	return true
+}
+
+// readyForCalls reports, without waiting, whether initialize has been
+// answered and none runs (awaitInitialize would let a request through at
+// once).
+func (s *session) readyForCalls() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized && s.initializing == nil
+}
+
+// prepare checks that the call can go this way, and takes its place among
+// max_concurrent: false, with nothing held, when it cannot.
+func (ic *inlineCall) prepare() bool {
+	s, ctx := ic.s, context.Context(&ic.rc)
+	ms, name, err := requestStringParam(ctx, ic.msg.Params, "name")
+	if err != nil {
+		return false
+	}
+	rt, listed := s.g.resolveListed(kindTools, name)
+	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
+		return false
+	}
+	up := rt.up
+	if sp := up.base.policies.Load(); sp != nil && !sp.chain.Quick() {
+		return false
+	}
+	w, err := up.connectionNoWait()
+	if err != nil || w.ended() || w.isModern() {
+		return false
+	}
+	if _, stdio := w.link.(*process); !stdio {
+		return false
+	}
+	release, free := up.base.limit.tryAcquire()
+	if !free {
+		return false
+	}
+	ic.params = ic.msg.Params
+	if rt.name != name {
+		ic.params = ms.Replace(ic.params, "name", quote(rt.name))
+	}
+	ic.rt, ic.name, ic.w, ic.release = rt, name, w, release
+	return true
+}
+
+// send runs the request's policies and sends it: from here on the call is
+// committed, and answered through finish.
+func (ic *inlineCall) send() {
+	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
+	ic.rec = s.record(ic.msg)
+	rec := &ic.rec
+	ic.on = ic.event
+	params, routed, err := ic.checkRequest(ctx)
+	if err != nil {
+		if routed {
+			rec.routed(rt, ic.name)
+		}
+		ic.release()
+		ic.rc.hold.release()
+		ic.over.Store(true)
+		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
+		ic.answer(res, err)
+		return
+	}
+	rec.routed(rt, ic.name)
+	rec.Params = params
+	ic.dl = rt.up.newDeadline()
+	tctx := ic.dl.watch(ctx)
+	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
+	call, err := ic.w.conn.GoNoWait(tctx, methodToolsCall, params)
+	if errors.Is(err, jsonrpc.ErrWouldWait) {
+		go func() {
+			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
+			ic.sent(call, err)
+		}()
+		return
+	}
+	ic.sent(call, err)
+}
+
+// checkRequest runs the request's policies, as forwardChecked does; a
+// panic in them is an internal error, as dispatch makes it, and the
+// request is then recorded unrouted.
+func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage, routed bool, err error) {
+	defer ic.s.g.recoverRequest(ic.msg, &err)
+	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, ic.params, &ic.rec)
+	return params, true, err
+}
+
+// sent is told how the request went out: the answer is waited for
+// (event), or, when it could not be sent, the call finishes now.
+func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
+	if err != nil {
+		ic.over.Store(true)
+		go ic.finish(nil, err)
+		return
+	}
+	ic.call = call
+	ic.caller.sent(call.ID())
+	ic.dl.sent(call)
+	if !ic.reply.OnEnd(ic.on) {
+		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
+	}
+	if !ic.call.Then(ic.on) {
+		ic.event()
+	}
+}
+
+// event is told that the call is done (its answer, an error, its
+// deadline) or that the request's context ended: the client cancelled it,
+// the connection ends, mcpgate stops, or it was answered. A context that
+// ends first gives the call up, as Wait does; the second half then runs
+// (once) as the call is done.
+func (ic *inlineCall) event() {
+	select {
+	case <-ic.call.Done():
+		if ic.over.CompareAndSwap(false, true) {
+			ic.answered()
+		}
+	default:
+		ic.call.Abandon(ic.rc.Err()) // done now: the call's hook runs event again
+	}
+}
+
+// answered runs once the call is done, on the goroutine that completed
+// it: the second half runs there when it cannot wait or take long, else on
+// a goroutine of its own.
+func (ic *inlineCall) answered() {
+	res, err := ic.call.Wait(context.Background()) // done: returns at once
+	sp := ic.rt.up.base.policies.Load()
+	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() {
+		go ic.finish(res, err)
+		return
+	}
+	ic.finish(res, err)
+}
+
+// finish is the call's second half: what callWatched, forward, callTool
+// and Handle do once the answer is in.
+func (ic *inlineCall) finish(res json.RawMessage, err error) {
+	ic.answer(ic.served(res, err))
+}
+
+// served is the answer to the request, as dispatch returns it.
+func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage, ferr error) {
+	s, ctx := ic.s, context.Context(&ic.rc)
+	defer s.g.recoverRequest(ic.msg, &ferr)
+	defer ic.rc.hold.release()
+	if err != nil {
+		err = ic.rt.up.callFailed(ctx, ic.w, ic.call, ic.dl, methodToolsCall, err)
+	}
+	ic.caller.done()
+	ic.release()
+	ic.dl.end()
+	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)
+}
+
+// answer records the request and answers it, as Handle does.
+func (ic *inlineCall) answer(res json.RawMessage, err error) {
+	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
+	ic.reply.Answer(res, err)
+}
+
+// auditNeverWaits reports whether a request's audit record is written
+// without waiting: no trail, or a regular file without audit.sync
+// "always" (a pipe's reader may be slow; a sync waits for the disk).
+func (g *Gateway) auditNeverWaits() bool {
+	return g.audit == nil || g.live().cfg.Audit.Sync != config.SyncAlways && g.audit.w.Regular()
+}
+
+// tryAcquire takes a place if one is free now, never waiting.
+func (l *limiter) tryAcquire() (func(), bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.max > 0 && l.inFlight >= l.max {
+		return nil, false
+	}
+	l.inFlight++
+	return l.giveBack, true
+}
+
+// resolveListed is resolve for a name the name table knows: it never
+// fetches a list. false: resolve it as usual.
+func (g *Gateway) resolveListed(k kind, name string) (route, bool) {
+	set := g.live()
+	rt, _, ok := set.names.lookup(k, name)
+	if !ok {
+		return route{}, false
+	}
+	if set.cfg.Namespace {
+		// A prefixed name is its server's, whatever another lists.
+		if up, _, prefixed := splitPrefixed(name, set.byName); prefixed && rt.up != up {
+			return route{}, false
+		}
+	}
+	return rt, true
+}
+
+// inlineFor is the session's Options.Inline over the client's stream: a
+// stdio client's only (a stream that can write without waiting, see
+// jsonrpc.TryWriter). An HTTP client's answers are routed by request, and
+// its requests come on goroutines of their own already.
+func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply) bool {
+	if _, ok := stream.(jsonrpc.TryWriter); !ok {
+		return nil
+	}
+	return s.inline
+}
