@@ -86,6 +86,8 @@ type Conn struct {
 	stream Stream
 	opts   Options
 
+	closedWriteReported atomic.Bool // see writeFailed
+
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{}  // closed when the reader goroutine has returned
@@ -641,13 +643,13 @@ const spliceMin = 64 << 10
 func (c *Conn) write(m *Message) {
 	if pw, ok := c.stream.(PartsWriter); ok && m.IsResponse() && m.ID.IsValid() && m.Error == nil && len(m.Result) >= spliceMin {
 		if err := pw.WriteParts(background, m.resultParts(), m.ID, true); err != nil {
-			c.badInput(fmt.Errorf("write: %w", err))
+			c.writeFailed(err)
 		}
 		return
 	}
 	if m.IsResponse() && m.ID.IsValid() {
 		if err := c.writeRelated(background, m.Encode(), m.ID, true); err != nil {
-			c.badInput(fmt.Errorf("write: %w", err))
+			c.writeFailed(err)
 		}
 		return
 	}
@@ -656,7 +658,7 @@ func (c *Conn) write(m *Message) {
 
 func (c *Conn) writeRaw(b []byte) {
 	if err := c.stream.Write(background, b); err != nil {
-		c.badInput(fmt.Errorf("write: %w", err))
+		c.writeFailed(err)
 	}
 }
 
