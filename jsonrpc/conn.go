@@ -350,7 +350,7 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 		return
 	}
 	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
-		if !c.deliver(msg.ID, nil, fmt.Errorf("invalid response: %w", err)) {
+		if !c.deliver(msg.ID, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
 			c.badInput(err)
 		}
 		return
