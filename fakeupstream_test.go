@@ -76,6 +76,7 @@ type fakeBehaviour struct {
 	StartedFile      string          `json:"started_file"`       // create this file as soon as the call arrives
 	StopReading      bool            `json:"stop_reading"`       // stop reading stdin for good (a server busy in one long call), then go on
 	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes
+	RawAnswer        string          `json:"raw_answer"`         // answer with this line as written, {{id}} replaced by the request's id (a broken answer)
 	AskCount         int             `json:"ask_count"`          // with ask: send it this many times at once; answer with how many were refused
 	AskRefusals      int             `json:"ask_refusals"`       // with ask_count: answer once this many were refused (or after 10s)
 	Progress         int             `json:"progress"`           // send this many progress notifications first
@@ -325,6 +326,11 @@ func (f *fake) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMessag
 	}
 	if msg.Method == "initialize" {
 		f.initialized.Store(true)
+	}
+	if raw := f.rawAnswer(msg); raw != "" {
+		os.Stdout.WriteString(strings.ReplaceAll(raw, "{{id}}", msg.ID.String()) + "\n")
+		<-ctx.Done() // the answer was given
+		return nil, ctx.Err()
 	}
 	if f.era() != eraLegacy && msg.IsRequest() {
 		if modernClaim(msg.Params) {
@@ -733,3 +739,26 @@ func waitForFile(ctx context.Context, name string) error {
 type plainWriter struct{ w io.Writer }
 
 func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// rawAnswer is the raw_answer of the tool msg calls, if any.
+func (f *fake) rawAnswer(msg *jsonrpc.Message) string {
+	if msg.Method != "tools/call" {
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(msg.Params, &p)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.spec.Tools {
+		var def struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(t.Raw, &def)
+		if def.Name == p.Name {
+			return t.Do.RawAnswer
+		}
+	}
+	return ""
+}

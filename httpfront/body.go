@@ -84,14 +84,7 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	// The read deadline (set in ServeHTTP) stays on unless the whole body
 	// came in: what is left of a body that stalled or is too large must
 	// not hold the connection while net/http reads it.
-	// Read into one buffer of the announced size: io.ReadAll would start
-	// small and grow it several times.
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, int64(limit)+1)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, int64(limit)+1))
-	body := buf.Bytes()
+	body, err := readAnnounced(r.Body, r.ContentLength, limit+1)
 	if err != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
@@ -131,4 +124,46 @@ func oneLine(body []byte) []byte {
 		return body // not JSON: answered as such, and never passed on
 	}
 	return b.Bytes()
+}
+
+// bodyFirst is the most of a body's announced length that is allocated
+// before any of it arrived, and bodyAhead how many times what arrived the
+// buffer may grow to: a client announcing 64 MiB and sending a few bytes
+// must not have the gateway hold 64 MiB for it (the body budget counts
+// what is announced; this is what memory holds).
+const (
+	bodyFirst = 1 << 20
+	bodyAhead = 8
+)
+
+// readAnnounced reads a body of announced bytes (-1: not known) up to most
+// bytes (and perhaps a little more). A body up to bodyFirst, or announced
+// and arriving as announced, is read into one buffer of its size;
+// io.ReadAll would start small and grow it several times. A big one is
+// read into a buffer that grows to its size in a few steps, each at most
+// bodyAhead times what came.
+func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
+	size := most
+	if announced >= 0 && announced < int64(most) {
+		size = int(announced)
+	}
+	buf := make([]byte, 0, min(size, bodyFirst)+bytes.MinRead)
+	for len(buf) < most {
+		if len(buf) == cap(buf) {
+			next := min(bodyAhead*len(buf), most)
+			if size > len(buf) {
+				next = min(next, size)
+			}
+			buf = append(make([]byte, 0, next+bytes.MinRead), buf...)
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -111,5 +112,56 @@ func TestUnknownSessionBeforeBody(t *testing.T) {
 	resp, body := answerTo(t, startUpload(t, ts.Listener.Addr().String(), "Mcp-Session-Id: nope\r\n", 1<<20))
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("got %s %s, want 404 at once", resp.Status, body)
+	}
+}
+
+// offeredReader is a request body that records how much room each read
+// offered, and gives its bytes in reads of at most step.
+type offeredReader struct {
+	data    []byte
+	step    int
+	read    int
+	offered []int // len(p) of each read, by how many bytes had come before it
+	arrived []int
+}
+
+func (r *offeredReader) Read(p []byte) (int, error) {
+	r.offered = append(r.offered, len(p))
+	r.arrived = append(r.arrived, r.read)
+	if r.read == len(r.data) {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.step)], r.data[r.read:])
+	r.read += n
+	return n, nil
+}
+
+// The memory a body is read into follows what arrived, not what its
+// Content-Length announced: a client that announces 16 MiB and sends a
+// few bytes (then stalls for the body's minute) must not have the gateway
+// allocate 16 MiB for it. A body that does come whole is read as before.
+func TestBodyBufferFollowsArrivals(t *testing.T) {
+	front, _ := newTestFront(t, proxy.Options{}, nil)
+	limit := front.g.Config().MaxMessage
+	for _, size := range []int{10, 4 << 10, 3 << 20, limit, limit + 5} {
+		data := append([]byte(`{"jsonrpc":"2.0","method":"x","params":{"t":"`), bytes.Repeat([]byte{'a'}, max(0, size-50))...)
+		data = append(data, `"}}`...)
+		body := &offeredReader{data: data, step: 64 << 10}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", body)
+		r.ContentLength = int64(len(data))
+		got, ok := front.readBody(httptest.NewRecorder(), r)
+		if len(data) <= limit && (!ok || !bytes.Equal(got, data)) {
+			t.Fatalf("a body of %d bytes: read %d bytes, ok %v", len(data), len(got), ok)
+		}
+		if len(data) > limit && ok {
+			t.Fatalf("a body of %d bytes over the limit %d was accepted", len(data), limit)
+		}
+		for i, room := range body.offered {
+			// Generous: the first reads may have a megabyte ready, later
+			// ones a few times what came.
+			if bound := max(2<<20, 16*body.arrived[i]); room > bound {
+				t.Fatalf("a body of %d bytes: after %d bytes came, a read offered %d bytes of buffer (more than %d)", len(data), body.arrived[i], room, bound)
+			}
+		}
 	}
 }

@@ -94,6 +94,8 @@ type Conn struct {
 	stream Stream
 	opts   Options
 
+	closedWriteReported atomic.Bool // see writeFailed
+
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{}  // closed when the reader goroutine has returned
@@ -356,7 +358,7 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 		return
 	}
 	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
-		if !c.deliver(msg.ID, nil, fmt.Errorf("invalid response: %w", err)) {
+		if !c.deliver(msg.ID, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
 			c.badInput(err)
 		}
 		return
@@ -658,13 +660,13 @@ const spliceMin = 64 << 10
 func (c *Conn) write(m *Message) {
 	if pw, ok := c.stream.(PartsWriter); ok && m.IsResponse() && m.ID.IsValid() && m.Error == nil && len(m.Result) >= spliceMin {
 		if err := pw.WriteParts(background, m.resultParts(), m.ID, true); err != nil {
-			c.badInput(fmt.Errorf("write: %w", err))
+			c.writeFailed(err)
 		}
 		return
 	}
 	if m.IsResponse() && m.ID.IsValid() {
 		if err := c.writeRelated(background, m.Encode(), m.ID, true); err != nil {
-			c.badInput(fmt.Errorf("write: %w", err))
+			c.writeFailed(err)
 		}
 		return
 	}
@@ -673,7 +675,7 @@ func (c *Conn) write(m *Message) {
 
 func (c *Conn) writeRaw(b []byte) {
 	if err := c.stream.Write(background, b); err != nil {
-		c.badInput(fmt.Errorf("write: %w", err))
+		c.writeFailed(err)
 	}
 }
 

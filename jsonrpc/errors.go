@@ -56,6 +56,10 @@ var (
 // error every pending call gets when the connection ends.
 var ErrClosed = errors.New("connection closed")
 
+// ErrInvalidResponse is what a call gets when the peer's answer to it
+// could not be read (its id could, the rest is not valid JSON-RPC).
+var ErrInvalidResponse = errors.New("invalid response")
+
 // ToWire turns any error into the error object to send. An *Error anywhere in
 // the chain keeps its code and data; the message is the whole chain's text so
 // that context added by wrapping reaches the peer. Other errors are internal.

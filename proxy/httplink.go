@@ -406,6 +406,17 @@ type streamPos struct {
 	lastID string
 	retry  int // ms; -1 when the server set none
 	events int // events read, in all
+	// skipped counts events over max_message_bytes, skipped: a stream
+	// that then ends without its answer most likely had it among them.
+	skipped int
+}
+
+// noAnswerWhy is what to add to "ended without an answer".
+func (p *streamPos) noAnswerWhy(limit int) string {
+	if p.skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d event(s) over %d bytes were skipped, the answer most likely among them (raise max_message_bytes)", p.skipped, limit)
 }
 
 // streamOpenWait bounds how long messages wait for the GET stream to open.

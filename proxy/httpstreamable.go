@@ -135,13 +135,13 @@ func (l *httpLink) readAnswer(ctx context.Context, resp *http.Response, m *jsonr
 			return
 		}
 		if pos.lastID == "" {
-			l.failRequest(m, "its event stream for %s ended without an answer", m.Method)
+			l.failRequest(m, "its event stream for %s ended without an answer%s", m.Method, pos.noAnswerWhy(l.max))
 			return
 		}
 		// The server closed the connection, not the stream: the answer is
 		// to be had by resuming the stream.
 		if why := l.resume(ctx, m, &pos); why != "" && ctx.Err() == nil {
-			l.failRequest(m, "its event stream for %s ended without an answer, and resuming it failed: %s", m.Method, why)
+			l.failRequest(m, "its event stream for %s ended without an answer, and resuming it failed: %s%s", m.Method, why, pos.noAnswerWhy(l.max))
 		}
 	default:
 		l.failRequest(m, "unexpected Content-Type %q", resp.Header.Get("Content-Type"))
@@ -162,6 +162,7 @@ func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message, pos *streamPos
 		ev, err := sr.Next()
 		if errors.Is(err, sse.ErrEventTooLarge) {
 			l.log.Warn("skipped an over-size event from upstream", "limit", l.max)
+			pos.skipped++
 			continue
 		}
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,6 +302,10 @@ func (u *upstream) callFailed(ctx context.Context, w *wire, call *jsonrpc.Call, 
 		return jsonrpc.Errorf(errUnavailable, "upstream %q: its answer to %s was over %d bytes, more than mcpgate accepts (raise max_message_bytes)", u.name, method, tooLarge.Limit)
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return u.closedError(method, w.link)
+	case errors.Is(err, jsonrpc.ErrInvalidResponse):
+		// Its parse error is not the client's: passed on as it is (-32700),
+		// it reads as if the client's request were broken.
+		return jsonrpc.Errorf(errUnavailable, "upstream %q: its answer to %s is not valid JSON-RPC: %s", u.name, method, strings.TrimPrefix(err.Error(), jsonrpc.ErrInvalidResponse.Error()+": "))
 	}
 	return err
 }
