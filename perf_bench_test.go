@@ -157,13 +157,8 @@ func BenchmarkPerfFanout(b *testing.B) {
 // call, and the peak memory of the process in between (its VmHWM, warm-up
 // included).
 func BenchmarkPerfBigResult(b *testing.B) {
-	dir := b.TempDir()
 	sizes := []int{1, 10, 50}
-	tools := []string{`{"name": "small", "do": {"text": "ok"}}`}
-	for _, mib := range sizes {
-		tools = append(tools, fmt.Sprintf(`{"name": "big%d", "do": {"text_bytes": %d}}`, mib, mib<<20))
-	}
-	server := perfServer{"fake", writeFile(b, dir, "big.json", `{"name": "big", "tools": [`+strings.Join(tools, ", ")+`]}`)}
+	server := bigResultServer(b, sizes)
 	for _, mib := range sizes {
 		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
 			if mib > 10 && perfQuick() {
@@ -194,6 +189,16 @@ func BenchmarkPerfBigResult(b *testing.B) {
 			}
 		})
 	}
+}
+
+// bigResultServer is a fake server with a tool "small" and, for each size,
+// a tool "bigN" whose result is N MiB of text.
+func bigResultServer(b *testing.B, sizes []int) perfServer {
+	tools := []string{`{"name": "small", "do": {"text": "ok"}}`}
+	for _, mib := range sizes {
+		tools = append(tools, fmt.Sprintf(`{"name": "big%d", "do": {"text_bytes": %d}}`, mib, mib<<20))
+	}
+	return perfServer{"fake", writeFile(b, b.TempDir(), "big.json", `{"name": "big", "tools": [`+strings.Join(tools, ", ")+`]}`)}
 }
 
 // benchPerfCalls makes warmup calls, then b.N timed ones, conc at a time,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -12,13 +11,8 @@ import (
 // the same server over stdio, max_message_bytes raised to let it through.
 // The time of a call, and mcpgate's peak memory (VmHWM, warm-up included).
 func BenchmarkPerfHTTPBigResult(b *testing.B) {
-	dir := b.TempDir()
 	sizes := []int{1, 10, 50}
-	tools := []string{`{"name": "small", "do": {"text": "ok"}}`}
-	for _, mib := range sizes {
-		tools = append(tools, fmt.Sprintf(`{"name": "big%d", "do": {"text_bytes": %d}}`, mib, mib<<20))
-	}
-	server := perfServer{"fake", writeFile(b, dir, "big.json", `{"name": "big", "tools": [`+strings.Join(tools, ", ")+`]}`)}
+	server := bigResultServer(b, sizes)
 	for _, mib := range sizes {
 		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
 			if mib > 10 && perfQuick() {

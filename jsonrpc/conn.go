@@ -763,6 +763,20 @@ func (c *Conn) wasAbandoned(id ID) bool {
 	return ok
 }
 
+// newCall registers a call with a fresh id, before it is sent: no
+// response can outrun it.
+func (c *Conn) newCall() (*Call, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readErr != nil {
+		return nil, ErrClosed
+	}
+	c.nextID++
+	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
+	c.pending[call.id] = call
+	return call, nil
+}
+
 // Go sends a request with a fresh id and returns once it is handed to the
 // stream, like net/rpc's Client.Go; ctx bounds that hand-over (see
 // Stream.Write), and says which of the peer's requests it belongs to, if
@@ -770,15 +784,10 @@ func (c *Conn) wasAbandoned(id ID) bool {
 // response can outrun it.
 func (c *Conn) Go(ctx context.Context, method string, params json.RawMessage) (*Call, error) {
 	related := relatedFrom(ctx)
-	c.mu.Lock()
-	if c.readErr != nil {
-		c.mu.Unlock()
-		return nil, ErrClosed
+	call, err := c.newCall()
+	if err != nil {
+		return nil, err
 	}
-	c.nextID++
-	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
-	c.pending[call.id] = call
-	c.mu.Unlock()
 	if err := c.writeRelated(ctx, (&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false); err != nil {
 		if ctx.Err() == nil {
 			err = fmt.Errorf("%w: %v", ErrClosed, err)

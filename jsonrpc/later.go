@@ -95,15 +95,10 @@ func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessa
 		return nil, ErrWouldWait
 	}
 	related := relatedFrom(ctx)
-	c.mu.Lock()
-	if c.readErr != nil {
-		c.mu.Unlock()
-		return nil, ErrClosed
+	call, err := c.newCall()
+	if err != nil {
+		return nil, err
 	}
-	c.nextID++
-	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
-	c.pending[call.id] = call
-	c.mu.Unlock()
 	taken, err := nw.WriteNoWait((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false)
 	if err == nil && taken {
 		return call, nil
