@@ -78,8 +78,8 @@ func (c *Conn) writeNoWait(m *Message) bool {
 	}
 	taken, err := nw.WriteNoWait(m.Encode(), m.ID, true)
 	if err != nil {
-		c.badInput(fmt.Errorf("write: %w", err))
-		return true // as c.write would have ended
+		c.writeFailed(err) // a closed stream is reported once, as c.write does
+		return true
 	}
 	return taken
 }

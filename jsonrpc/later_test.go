@@ -219,3 +219,57 @@ func TestThenWaitsForACompletionUnderWay(t *testing.T) {
 		}
 	})
 }
+
+// closingNoWaitStream is a noWaitStream that, once shut, fails every
+// write as a closed outbox does.
+type closingNoWaitStream struct {
+	noWaitStream
+	shut atomic.Bool
+}
+
+func (s *closingNoWaitStream) WriteNoWait(msg []byte, related ID, final bool) (bool, error) {
+	if s.shut.Load() {
+		return false, ErrClosed
+	}
+	return s.noWaitStream.WriteNoWait(msg, related, final)
+}
+
+func (s *closingNoWaitStream) Write(ctx context.Context, msg []byte) error {
+	if s.shut.Load() {
+		return ErrClosed
+	}
+	return s.noWaitStream.Write(ctx, msg)
+}
+
+// A peer that left with many requests in flight costs one report of the
+// closed stream, whether their answers went through Reply.Answer or a
+// handler: one log line, not one per request.
+func TestInlineAnswersToAClosedStreamAreReportedOnce(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	stream := &closingNoWaitStream{noWaitStream: noWaitStream{Stream: NewLineStream(sr, sw, multiCloser{sr, sw}, 0)}}
+	replies := make(chan *Reply, 2)
+	var reports atomic.Int32
+	client := NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{}).Start()
+	server := NewConn(stream, Options{
+		Inline:     func(ctx context.Context, msg *Message, r *Reply) bool { replies <- r; return true },
+		OnBadInput: func(error) { reports.Add(1) },
+	}).Start()
+	t.Cleanup(func() { client.Close(); server.Close() })
+	ctx := watchdog(t)
+	for _, m := range []string{"a", "b"} {
+		if _, err := client.Go(ctx, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second := <-replies, <-replies
+	stream.shut.Store(true)
+	first.Answer(json.RawMessage(`1`), nil)
+	second.Answer(json.RawMessage(`2`), nil)
+	if err := server.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := reports.Load(); n != 1 {
+		t.Fatalf("two answers to a closed stream were reported %d times; want once, as Conn.write reports them", n)
+	}
+}
