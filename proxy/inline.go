@@ -101,6 +101,11 @@ func (ic *inlineCall) prepare() bool {
 	if err != nil {
 		return false
 	}
+	if _, meta := ms.Get("_meta"); meta {
+		// Written with an escape ("\u005fmeta"), which inline's search
+		// misses: it may carry a progress token to map, or an envelope.
+		return false
+	}
 	rt, listed := s.g.resolveListed(kindTools, name)
 	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
 		return false
