@@ -111,7 +111,9 @@ func (g *Gateway) mapProgressToken(s *session, request jsonrpc.ID, up *upstream,
 // progressTokenOf finds params._meta.progressToken, and returns it with
 // the splits that lead to it.
 func progressTokenOf(params json.RawMessage) (ms rawjson.MemberList, meta json.RawMessage, mm rawjson.MemberList, token json.RawMessage, ok bool) {
-	if !bytes.Contains(params, []byte(`"progressToken"`)) {
+	// A key may be written with escapes ("progre\u0073sToken"): the server
+	// reads it as the token all the same, so such params are split too.
+	if !bytes.Contains(params, []byte(`"progressToken"`)) && !bytes.Contains(params, []byte(`\u`)) {
 		return
 	}
 	ms, err := rawjson.Members(params)
