@@ -397,53 +397,47 @@ func special(w uint64) uint64 {
 // resume once more has arrived (never inside an escape); or -1 when the
 // string is not valid.
 func stringRest(b []byte, i int) (end int, more bool) {
-	const highs = 0x8080808080808080
 	for {
-		// Four words at a time while none is special, then one at a
-		// time up to the first that is.
-		for ; i+32 <= len(b); i += 32 {
-			c := b[i : i+32 : i+32]
-			if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
-				special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
-				break
-			}
-		}
-		for ; i+8 <= len(b); i += 8 {
-			if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
-				break
-			}
-		}
-		if i >= len(b) {
+		if i = plainRun(b, i); i >= len(b) {
 			return i, true
 		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, false
 		case c == '\\':
-			if i+1 >= len(b) {
-				return i, true
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					if !hex4(b[i+2:]) { // the digits so far
-						return -1, false
-					}
-					return i, true
-				}
-				if !hex4(b[i+2 : i+6]) {
-					return -1, false
-				}
-				i += 6
-			default:
+			next, cut := escapeEnd(b, i)
+			if next < 0 {
 				return -1, false
 			}
+			if cut {
+				return i, true
+			}
+			i = next
 		case c < 0x20:
 			return -1, false
 		default:
 			i++
 		}
 	}
+}
+
+// plainRun returns the index of the first byte from b[i] on that may be a
+// quote, a backslash or below 0x20, or a few bytes before it (the byte
+// loops sort those out), or len(b): long strings are skipped four words at
+// a time while none is special, then one word at a time.
+func plainRun(b []byte, i int) int {
+	const highs = 0x8080808080808080
+	for ; i+32 <= len(b); i += 32 {
+		c := b[i : i+32 : i+32]
+		if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
+			special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b); i += 8 {
+		if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
+			break
+		}
+	}
+	return i
 }

@@ -1,7 +1,6 @@
 package rawjson
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -277,25 +276,9 @@ func digits(b []byte, i int) int {
 // tool's 50 MiB of text) are the bulk of big messages, so plain bytes
 // are skipped eight at a time.
 func scanString(b []byte, i int) (end int, escaped bool) {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
 	i++
 	for {
-		for ; i+8 <= len(b); i += 8 {
-			w := binary.LittleEndian.Uint64(b[i:])
-			q := w ^ ('"' * ones)
-			bs := w ^ ('\\' * ones)
-			// A byte of a word is zero (or below 0x20) when its high bit
-			// survives these; the first such byte is found exactly, later
-			// ones may be false alarms, which the byte loop sorts out.
-			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
-			if special&highs != 0 {
-				break
-			}
-		}
-		if i >= len(b) {
+		if i = plainRun(b, i); i >= len(b) {
 			return -1, false
 		}
 		switch c := b[i]; {
@@ -303,26 +286,42 @@ func scanString(b []byte, i int) (end int, escaped bool) {
 			return i + 1, escaped
 		case c == '\\':
 			escaped = true
-			if i+1 >= len(b) {
+			next, cut := escapeEnd(b, i)
+			if next < 0 || cut {
 				return -1, false
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !hex4(b[i+2:i+6]) {
-					return -1, false
-				}
-				i += 6
-			default:
-				return -1, false
-			}
+			i = next
 		case c < 0x20:
 			return -1, false
 		default:
 			i++
 		}
 	}
+}
+
+// escapeEnd checks the escape at b[i] (a backslash) and returns the index
+// just past it; -1 if it is not a valid escape; with cut, b ends inside
+// it, and what there is of it is valid so far.
+func escapeEnd(b []byte, i int) (end int, cut bool) {
+	if i+1 >= len(b) {
+		return i, true
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2, false
+	case 'u':
+		if i+6 > len(b) {
+			if !hex4(b[i+2:]) { // the digits so far
+				return -1, false
+			}
+			return i, true
+		}
+		if !hex4(b[i+2 : i+6]) {
+			return -1, false
+		}
+		return i + 6, false
+	}
+	return -1, false
 }
 
 func hex4(b []byte) bool {
