@@ -48,6 +48,9 @@ import (
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
 //	expect SEL has=TEXT  as above, for a message whose canonical JSON contains TEXT
+//	answers FROM TO      wait for the responses to the integer ids FROM..TO and print how many
+//	                     were results and how many errors, and the first error (a flood's
+//	                     answers, too big or too many to print)
 //	write FILE           create FILE (to release a fake's wait_for_file, or signal the script)
 //	wait-file FILE       wait (up to -timeout; 20s without one) for FILE to exist: the script signals with touch
 //	wait-log FILE TEXT   wait (as long) for a line of FILE that contains TEXT: what a server logs
@@ -61,6 +64,8 @@ import (
 //	signal HUP           send the command SIGHUP (reload its config); does not wait
 //	wait-exit            wait for the command to exit by itself
 //	close-stdout         close our end of the command's stdout: the client left
+//	stop-reading         stop reading the command's stdout (after the line being read, if
+//	                     any): a client that stalls; resume-reading reads again
 //	close-stderr         close our end of the command's stderr: nobody reads the log
 //	read-stderr [TEXT]   start copying the command's stderr to ours (after -stderr-unread);
 //	                     with TEXT, then wait for a line of it that contains TEXT
@@ -192,6 +197,8 @@ func mcpClientMain(args []string) int {
 			if msg, err = c.expect(rest); err == nil {
 				fmt.Println(string(msg))
 			}
+		case "answers":
+			err = c.tallyAnswers(rest)
 		case "write":
 			err = os.WriteFile(rest, nil, 0o644)
 		case "wait-file":
@@ -351,6 +358,10 @@ func (t *stdioTransport) verb(name, rest string) error {
 		}
 	case "close-stdout":
 		return t.stdout.Close()
+	case "stop-reading":
+		t.c.unread.Lock()
+	case "resume-reading":
+		t.c.unread.Unlock()
 	case "close-stderr":
 		t.stderr.Close()
 		if t.stderrRead {
@@ -427,6 +438,8 @@ type client struct {
 	received [][]byte                              // canonical messages not yet expected
 	done     chan struct{}                         // closed when the command's output ended
 	arrived  chan struct{}                         // 1-buffered: poked on each arrival
+
+	unread sync.Mutex // held by stop-reading: the reader waits for it before each line
 }
 
 func (c *client) readDone() <-chan struct{} { return c.done }
@@ -435,6 +448,8 @@ func (c *client) read(r io.Reader) {
 	defer close(c.done)
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
+		c.unread.Lock() // stop-reading holds it
+		c.unread.Unlock()
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			c.add(line)
@@ -443,6 +458,39 @@ func (c *client) read(r io.Reader) {
 			return
 		}
 	}
+}
+
+// tallyAnswers is the answers line: "FROM TO".
+func (c *client) tallyAnswers(rest string) error {
+	var from, to int
+	if _, err := fmt.Sscan(rest, &from, &to); err != nil {
+		return fmt.Errorf("answers %s: want FROM TO: %v", rest, err)
+	}
+	results, errs, first := 0, 0, ""
+	for id := from; id <= to; id++ {
+		msg, err := c.expect(fmt.Sprintf("id=%d", id))
+		if err != nil {
+			return err
+		}
+		var m struct {
+			Error json.RawMessage `json:"error"`
+		}
+		json.Unmarshal(msg, &m)
+		switch {
+		case m.Error == nil:
+			results++
+		case first == "":
+			first = string(m.Error)
+			fallthrough
+		default:
+			errs++
+		}
+	}
+	fmt.Printf("answers %d-%d: %d results, %d errors\n", from, to, results, errs)
+	if first != "" {
+		fmt.Printf("first error: %s\n", first)
+	}
+	return nil
 }
 
 // add records one message received.

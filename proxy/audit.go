@@ -42,6 +42,9 @@ type auditRecord struct {
 	// are kept only after its redactors (and the default ones) have run on
 	// them, so that the audit trail never keeps the secret it reports.
 	policies policy.Chain
+	// later: the record has a place reserved in the queue of records
+	// written off the reader (see auditlater.go).
+	later bool
 }
 
 // routed names the upstream that handles the request.
@@ -73,6 +76,7 @@ type auditLog struct {
 	log    *slog.Logger
 	redact func(string) string // applied to every string in a record
 	w      *auditchain.Writer
+	later  *auditLater // inline calls' records, written off the reader
 }
 
 func openAudit(cfg config.Audit, log *slog.Logger, redact func(string) string) (*auditLog, error) {
@@ -82,6 +86,7 @@ func openAudit(cfg config.Audit, log *slog.Logger, redact func(string) string) (
 	}
 	a := &auditLog{w: w, log: log, redact: redact}
 	a.bodies.Store(cfg.IncludeBodies)
+	a.startLater()
 	return a, nil
 }
 
@@ -110,10 +115,15 @@ func (a *auditLog) write(r *auditRecord) {
 	}
 	r.Time = time.Now().UTC().Format(auditchain.TimeFormat)
 	b, err := json.Marshal(r)
-	if err != nil {
-		return
+	switch {
+	case err != nil && r.later:
+		a.cancelLater()
+	case err != nil:
+	case r.later:
+		a.appendLater(redactJSON(b, a.redact))
+	default:
+		a.append(b)
 	}
-	a.append(b)
 }
 
 // redactBody is body as the audit trail may keep it: without what the
@@ -159,7 +169,12 @@ func (a *auditLog) event(kind string, attrs ...any) {
 }
 
 func (a *auditLog) append(record []byte) {
-	res := a.w.Append(redactJSON(record, a.redact))
+	a.report(a.w.Append(redactJSON(record, a.redact)))
+}
+
+// report tells the operator where an episode of failed writes begins and
+// ends.
+func (a *auditLog) report(res auditchain.Result) {
 	switch {
 	case res.Began:
 		a.log.Error("audit trail write failed: records are lost until writes succeed again; requests are still served", "err", res.Err)
@@ -194,6 +209,7 @@ func (a *auditLog) close() error {
 	if a == nil {
 		return nil
 	}
+	a.closeLater()
 	err := a.w.Close()
 	if n := a.w.Failures(); n > 0 {
 		return errors.Join(fmt.Errorf("audit.path: %d records could not be written (see the log)", n), err)

@@ -47,10 +47,10 @@ type discoveryCache struct {
 	dir  string // "": off
 	ttl  time.Duration
 	log  *slog.Logger
-	keys map[*upstream]string // the configured servers it serves; fixed at creation
-	wake chan struct{}        // 1-buffered: something is dirty
+	wake chan struct{} // 1-buffered: something is dirty
 
 	mu      sync.Mutex                    // guards the fields below; never held across I/O
+	keys    map[*upstream]string          // the configured servers it serves, and their keys (see follow)
 	entries map[string]*discoveryEntry    // by key
 	served  map[*upstream]*[numKinds]bool // lists answered from the cache since the server started
 	dirty   map[string]bool               // keys whose file is behind
@@ -96,6 +96,34 @@ func newDiscoveryCache(cfg *config.Config, ups []*upstream, log *slog.Logger) *d
 		}
 	}
 	return d
+}
+
+// follow has the cache serve the servers a reload added, as those it was
+// made with (their files read, if there are any, and kept from now on),
+// and forget those it removed (their files stay, for a later run).
+func (d *discoveryCache) follow(added, gone []*upstream) {
+	if !d.on() {
+		return
+	}
+	for _, u := range added {
+		if u.isolatedBase() {
+			continue
+		}
+		key := discoveryKey(u.cfg)
+		e := d.read(key) // before taking d.mu: it reads a file
+		d.mu.Lock()
+		d.keys[u] = key
+		if e != nil && d.entries[key] == nil {
+			d.entries[key] = e
+		}
+		d.mu.Unlock()
+	}
+	d.mu.Lock()
+	for _, u := range gone {
+		delete(d.keys, u)
+		delete(d.served, u)
+	}
+	d.mu.Unlock()
 }
 
 // discoveryKey names a server's cache file: a hash of everything in its
@@ -290,12 +318,13 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 	if !d.on() {
 		return
 	}
-	if _, ok := d.keys[u]; !ok {
-		return // an isolated server's instance
-	}
 	d.mu.Lock()
+	_, ok := d.keys[u]
 	ttl := d.ttl
 	d.mu.Unlock()
+	if !ok {
+		return // an isolated server's instance
+	}
 	if hint.declared {
 		ttl = min(ttl, hint.ttl)
 	}
@@ -371,11 +400,12 @@ func (d *discoveryCache) forget(u *upstream, ks ...kind) {
 // update changes u's entry and, if change reports a change, has its file
 // written.
 func (d *discoveryCache) update(u *upstream, change func(*discoveryEntry) bool) {
+	d.mu.Lock()
 	key, ok := d.keys[u]
 	if !ok {
+		d.mu.Unlock()
 		return // an isolated server, or one of its instances
 	}
-	d.mu.Lock()
 	e := d.entries[key]
 	if e == nil {
 		e = &discoveryEntry{server: u.name}

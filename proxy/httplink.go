@@ -157,6 +157,7 @@ func (l *httpLink) Read() ([]byte, error) {
 // POST of a request ends with its answer, when the gateway gives it up, or
 // after requestLife; any other POST after noticeLife.
 func (l *httpLink) Write(ctx context.Context, msg []byte) error {
+	written := time.Now() // a request's retries end within its timeout from here (see post)
 	if l.ctx.Err() != nil {
 		return jsonrpc.ErrClosed
 	}
@@ -199,6 +200,7 @@ func (l *httpLink) Write(ctx context.Context, msg []byte) error {
 	work, done := context.WithTimeout(l.ctx, life)
 	if m.IsRequest() {
 		l.inflight[m.ID] = done
+		work = l.withRetryDue(work, written)
 	}
 	l.work.Add(1) // under l.mu: ordered before stop's Wait (see end)
 	l.mu.Unlock()

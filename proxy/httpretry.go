@@ -144,8 +144,8 @@ func (p retryPolicy) retry(ctx context.Context, safe bool, deadline time.Time, a
 // failure.
 func (l *httpLink) post(req *http.Request, method string) (*http.Response, error, string) {
 	ctx := req.Context()
-	var deadline time.Time
-	if l.timeout > 0 {
+	deadline, ok := ctx.Value(retryDueKey{}).(time.Time)
+	if !ok && l.timeout > 0 {
 		deadline = time.Now().Add(l.timeout)
 	}
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
@@ -169,4 +169,20 @@ func (l *httpLink) post(req *http.Request, method string) (*http.Response, error
 		resp, err := l.client.Do(r)
 		return resp, reached.Load(), err
 	})
+}
+
+// retryDueKey carries, in a request's HTTP work context, when its timeout
+// ends counted from when the link was given it: waiting for a place among
+// maxPOSTs, for the event stream, or for a new session uses up that
+// timeout too, and a POST sent again after a new session is not given a
+// whole new one.
+type retryDueKey struct{}
+
+// withRetryDue is ctx carrying the retry deadline of a request the link was
+// given at written (none when the server has no timeout).
+func (l *httpLink) withRetryDue(ctx context.Context, written time.Time) context.Context {
+	if l.timeout <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, retryDueKey{}, written.Add(l.timeout))
 }

@@ -29,7 +29,7 @@ import (
 // lists), with a place free among max_concurrent, quick policies only
 // (policy.Chain.Quick: no exec program, no file system) and params under
 // inlineMaxSize, and an audit record written without waiting (see
-// auditNeverWaits). Anything else is declined, with nothing done that the usual path
+// auditNeverWaits and auditlater.go). Anything else is declined, with nothing done that the usual path
 // would do again, and served as usual. Past the request's policies (which
 // count: a rate limit) the call is committed: a denial is answered at
 // once; a server's pipe without room gets the request written by a
@@ -149,6 +149,10 @@ func (ic *inlineCall) send() {
 		ic.rc.hold.release()
 		ic.over.Store(true)
 		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
+		if !s.g.reserveLater(rec) {
+			go ic.answer(res, err) // its record may wait (see auditlater.go)
+			return
+		}
 		ic.answer(res, err)
 		return
 	}
@@ -218,7 +222,7 @@ func (ic *inlineCall) event() {
 func (ic *inlineCall) answered() {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
-	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() {
+	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() || !ic.s.g.reserveLater(&ic.rec) {
 		go ic.finish(res, err)
 		return
 	}

@@ -50,6 +50,7 @@ type outbox struct {
 	once    map[string]int // coalesced notifications queued, by content
 	done    chan struct{}  // closed when the writer goroutine has returned
 	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
+	budget  answerBudget   // bounds what waits for room too (see outboxbudget.go)
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
@@ -115,6 +116,11 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.full(size) && !q.closed {
+		var refused error
+		if m, size, refused = q.overBudget(m, size); refused != nil {
+			return refused
+		}
+		q.budget.waiting += size
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.room.Broadcast()
@@ -124,6 +130,7 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 			q.room.Wait()
 		}
 		stop()
+		q.budget.waiting -= size
 	}
 	if q.closed {
 		return jsonrpc.ErrClosed
@@ -339,6 +346,7 @@ func (q *outbox) drain() {
 		q.room.Broadcast()
 	}
 	q.dropped = 0 // the episode, if any, is over
+	q.budget.released = 0
 	q.writing = false
 	if q.closed {
 		q.wake.Signal() // the writer goroutine waits for the write to end, to end itself

@@ -67,6 +67,8 @@ func (u *upstream) handshake(ctx context.Context, w *wire) (initializeResult, er
 		case errors.Is(err, errProbeClosed):
 			u.rememberEra(config.ProtocolLegacy)
 			return initializeResult{}, err
+		case errors.Is(err, jsonrpc.ErrClosed):
+			return initializeResult{}, err // dial reports why the link ended
 		}
 	}
 	res, err := u.initialize(ctx, w)
@@ -120,6 +122,9 @@ func (u *upstream) discover(ctx context.Context, w *wire, sure bool) (res initia
 		case errors.As(err, &rpcErr) && offersModern(rpcErr):
 			return res, true, fmt.Errorf("it speaks protocol 2026-07-28 but refused server/discover: %v", rpcErr.Message)
 		case errors.Is(err, jsonrpc.ErrClosed):
+			if _, stdio := w.link.(*process); !stdio {
+				return res, false, err // the link ended (an HTTP server unreachable): nothing learnt of the era
+			}
 			return res, false, errProbeClosed
 		}
 		return res, false, err // silence, or a legacy server's error

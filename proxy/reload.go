@@ -295,6 +295,7 @@ func (g *Gateway) swap(old *upstreamSet, eff *config.Config, pols map[string]*se
 	set.names.carryOver(old.names)
 	g.audit.setBodies(eff.Audit.IncludeBodies)
 	g.discovery.setTTL(eff.CacheTTL)
+	g.discovery.follow(added, gone)
 
 	g.liveSet.Store(set) // from here on, requests are routed to the new servers
 

@@ -45,6 +45,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
+	s.boundAnswers()
 	s.conn = jsonrpc.NewConn(clientStream(s.out, stream), jsonrpc.Options{
 		Handler: s,
 		Batches: func() bool {

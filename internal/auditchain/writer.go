@@ -222,6 +222,12 @@ func (w *Writer) appendLocked(record []byte) (uint64, error) {
 			w.rotateOrLog(now)
 		}
 	}
+	return w.writeRecord(record)
+}
+
+// writeRecord writes record, after the file's header if it has none yet.
+// w.mu and the file's lock held.
+func (w *Writer) writeRecord(record []byte) (uint64, error) {
 	if w.needHeader {
 		t := w.now()
 		if err := w.writeLine(Header{Time: t, Host: w.host, PID: w.pid, PreviousFile: w.previousFile, Replica: w.opts.Replica}.record()); err != nil {

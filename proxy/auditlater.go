@@ -1,0 +1,142 @@
+package proxy
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Audit records written off a connection's reader. An inline call (see
+// inline.go) is finished on its server's reader goroutine, which must not
+// wait: while it does, that server's answers wait for everyone. Appending
+// a record usually does not (a write to the page cache), but it can: a
+// rotation (a rename and an fsync), another mcpgate process holding the
+// trail's lock (up to 5 s), another append doing either. So an inline
+// call's record is appended on the reader only when nothing stands in the
+// way (auditchain.Writer.TryAppend); otherwise it is queued for a writer
+// goroutine of the trail's, which appends queued records in order. Close
+// writes what is queued before the file closes: nothing is lost on
+// shutdown.
+//
+// The queue is bounded by the places reserved in it: a call takes one
+// before it commits to finishing on the reader (reserveLater), and keeps
+// it until its record is written; without one it finishes on a goroutine
+// of its own, where its record is appended as usual. An inline call's
+// params and result are under inlineMaxSize each, so the queue holds at
+// most auditLaterRecords × about 130 KiB (8.3 MiB); records are much
+// smaller without audit.include_bodies.
+//
+// A record queued leaves after its answer: a crash of mcpgate (not a
+// shutdown) while the trail is stalled loses what is queued. With
+// audit.sync "always" nothing is queued: those calls never finish on a
+// reader (see auditNeverWaits).
+const auditLaterRecords = 64
+
+type auditLater struct {
+	places atomic.Int64 // reserved: records queued, or still to be written by their calls
+	queued atomic.Int64 // records in the queue: while any are, TryAppend would pass them
+
+	mu      sync.Mutex
+	records [][]byte // encoded and redacted, oldest first
+	closed  bool     // Close has begun: records are appended by their callers
+
+	wake chan struct{} // 1-buffered: a record was queued
+	stop chan struct{} // closed by close
+	done chan struct{} // closed when the writer goroutine has ended
+}
+
+func (a *auditLog) startLater() {
+	a.later = &auditLater{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go a.writeLater()
+}
+
+// reserveLater takes a place for rec in the queue, so that writing it
+// never waits: false when there is none (the call's record must then be
+// written where waiting is fine). No trail: nothing to reserve.
+func (g *Gateway) reserveLater(rec *auditRecord) bool {
+	if g.audit == nil {
+		return true
+	}
+	l := g.audit.later
+	if l.places.Add(1) > auditLaterRecords {
+		l.places.Add(-1)
+		return false
+	}
+	rec.later = true
+	return true
+}
+
+// appendLater appends line (encoded, redacted) of a record whose place is
+// reserved: at once if nothing stands in the way, else by the writer
+// goroutine. It never waits.
+func (a *auditLog) appendLater(line []byte) {
+	l := a.later
+	if l.queued.Load() == 0 {
+		if res, done := a.w.TryAppend(line); done {
+			l.places.Add(-1)
+			a.report(res)
+			return
+		}
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		a.report(a.w.Append(line)) // at shutdown only: nothing else will write it
+		l.places.Add(-1)
+		return
+	}
+	l.records = append(l.records, line)
+	l.queued.Add(1)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// cancelLater gives back a place reserved for a record that will not be
+// written (it could not be encoded).
+func (a *auditLog) cancelLater() { a.later.places.Add(-1) }
+
+// writeLater is the writer goroutine: it appends queued records in order
+// until close, and what is queued then.
+func (a *auditLog) writeLater() {
+	l := a.later
+	defer close(l.done)
+	for {
+		select {
+		case <-l.wake:
+		case <-l.stop:
+		}
+		for {
+			l.mu.Lock()
+			batch, closed := l.records, l.closed
+			l.records = nil
+			l.mu.Unlock()
+			if len(batch) == 0 {
+				if closed {
+					return
+				}
+				break
+			}
+			for i, line := range batch {
+				a.report(a.w.Append(line))
+				batch[i] = nil
+				l.queued.Add(-1)
+				l.places.Add(-1)
+			}
+		}
+	}
+}
+
+// closeLater writes what is queued and ends the writer goroutine.
+func (a *auditLog) closeLater() {
+	l := a.later
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.done
+}
