@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzPrefixFilterKeepsMatches: on any text, the detectors with their
-// prefix filters find what they find without them. The filters look at the
+// prefix filters (and their skip of windows shorter than a rule's shortest
+// match) find what they find without them. The filters look at the
 // matching form only (lower case, white space collapsed to ' ' or '\n'), so
 // the seeds vary case, spacing and line breaks around the phrases.
 func FuzzPrefixFilterKeepsMatches(f *testing.F) {

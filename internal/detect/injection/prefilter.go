@@ -150,11 +150,20 @@ func cmpWord(a, b uint64) int {
 // class, an unbounded repetition of something that may be empty) it
 // accepts.
 func newPrefixFilter(pattern string) *prefixFilter {
+	return prefixFilterOf(ruleSyntax(pattern))
+}
+
+// ruleSyntax is a rule pattern's syntax tree, simplified.
+func ruleSyntax(pattern string) *syntax.Regexp {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		panic(err) // the same pattern compiled with regexp.MustCompile
 	}
-	re = re.Simplify()
+	return re.Simplify()
+}
+
+// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax.
+func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
 	var w prefixWalk // one for both walks: its buffers are reused
 	short, ok := w.prefixes(re, prefixLen, maxPrefixes)
 	if !ok || short[0] == (prefixKey{}) {
@@ -373,11 +382,13 @@ func classChars(ranges []rune) ([]byte, bool) {
 	return chars, true
 }
 
-// minLen is the length of the shortest string re matches.
+// minLen is a lower bound of the length in bytes of the strings re
+// matches: a literal counts a byte per rune (folded, a rune may match a
+// shorter one).
 func minLen(re *syntax.Regexp) int {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return len(string(re.Rune))
+		return len(re.Rune)
 	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		return 1
 	case syntax.OpCapture, syntax.OpPlus:
