@@ -46,3 +46,27 @@ func TestDefaultPoliciesBuildDetectorsOnFirstUse(t *testing.T) {
 		t.Errorf("the secrets policy did not redact the key once used: %s (%v)", msg, denied)
 	}
 }
+
+// maxRecompileBytes bounds what making the default policies again
+// allocates: a gateway makes them for each of its servers, and what every
+// secrets policy knows of the detector's kinds (a description of every
+// rule) was made anew each time, 36 KB a server.
+const maxRecompileBytes = 8 << 10
+
+func TestDefaultPoliciesPerServerShareWhatTheyKnow(t *testing.T) {
+	if _, err := Compile(config.DefaultPolicies(), Env{}); err != nil {
+		t.Fatal(err)
+	}
+	const servers = 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range servers {
+		if _, err := Compile(config.DefaultPolicies(), Env{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := (after.TotalAlloc - before.TotalAlloc) / servers; n > maxRecompileBytes {
+		t.Errorf("making the default policies for one more server allocated %d bytes, more than %d", n, maxRecompileBytes)
+	}
+}

@@ -3,11 +3,28 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/detect"
 	"github.com/mcpgate/mcpgate/internal/detect/secrets"
 )
+
+// secretKinds are the names of the secrets detector's kinds and those only
+// recorded, shared by every secrets policy (read only): a gateway compiles
+// its policies once per server, and secrets.Kinds describes every rule.
+var secretKinds = sync.OnceValues(func() (known []string, recordOnly map[string]bool) {
+	infos := secrets.Kinds()
+	known = make([]string, len(infos))
+	recordOnly = map[string]bool{}
+	for i, k := range infos {
+		known[i] = k.Name
+		if k.AuditOnly {
+			recordOnly[k.Name] = true
+		}
+	}
+	return known, recordOnly
+})
 
 // newSecrets makes the secrets policy: credentials (provider tokens and
 // keys, private keys, JWTs, passwords in URLs and connection strings) in
@@ -16,15 +33,7 @@ import (
 // only ever recorded: it cannot tell a key from an id, so it never redacts
 // or blocks, whatever the action.
 func newSecrets(spec config.Policy, _ Env) (Policy, error) {
-	infos := secrets.Kinds()
-	known := make([]string, len(infos))
-	recordOnly := map[string]bool{}
-	for i, k := range infos {
-		known[i] = k.Name
-		if k.AuditOnly {
-			recordOnly[k.Name] = true
-		}
-	}
+	known, recordOnly := secretKinds()
 	if err := checkKinds(spec, known); err != nil {
 		return nil, err
 	}

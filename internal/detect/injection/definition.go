@@ -250,8 +250,10 @@ func (w *walker) check(text string, name bool) {
 	defer putScanner(s)
 	found := slices.Clone(w.c.d.scan(s, text))
 	if name && w.c.enabled.has(KindSecretAccess) {
-		if loc := secretParamName.FindStringIndex(strings.ToLower(text)); loc != nil {
-			found = append(found, rawFinding{Kind: KindSecretAccess, Start: loc[0], End: loc[1]})
+		if lower := strings.ToLower(text); mayNameSecretFile(lower) {
+			if loc := secretParamName.FindStringIndex(lower); loc != nil {
+				found = append(found, rawFinding{Kind: KindSecretAccess, Start: loc[0], End: loc[1]})
+			}
 		}
 	}
 	if w.peers != nil && w.c.enabled.has(KindShadowing) && !(len(w.path) == 1 && w.path[0].key == "name" && !name) {
@@ -274,6 +276,23 @@ func (w *walker) check(text string, name bool) {
 // contents (content_from_reading_ssh_id_rsa), not one that names a path to
 // a key (private_key_path).
 var secretParamName = newLazyRegexp(`\b(?:content|contents|reading|read|output|data|text|dump|value)\b(?: [a-z0-9]+){0,3} (?:ssh|id rsa|id dsa|id ecdsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd|shadow file|credentials file)\b|\b(?:ssh|id rsa|id ed25519|aws credentials|env file|dotenv|mcp json|passwd)(?: [a-z0-9]+){0,2} (?:content|contents|text|dump)\b`)
+
+// secretFileWords are what every match of secretParamName holds one of
+// (each of its file names holds one). A name with none of them, nearly
+// every parameter name, cannot match: the regexp is then neither run nor,
+// for a gateway whose definitions hold none, compiled (a first tools/list
+// compiled it, some 100 KB held for the process's life).
+var secretFileWords = []string{"ssh", "id ", "aws credentials", "env file", "dotenv", "mcp json", "passwd", "shadow file", "credentials file"}
+
+// mayNameSecretFile reports whether secretParamName may match lower.
+func mayNameSecretFile(lower string) bool {
+	for _, w := range secretFileWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
 
 var identifier = newLazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 

@@ -113,3 +113,19 @@ func TestCheckerOptionsDisable(t *testing.T) {
 		t.Errorf("disabled kinds reported: %v", fs)
 	}
 }
+
+// FuzzSecretParamNameGuard: a parameter name that secretParamName matches
+// always holds one of secretFileWords, so skipping the regexp on the others
+// loses nothing.
+func FuzzSecretParamNameGuard(f *testing.F) {
+	for _, s := range []string{"content from reading ssh id rsa", "read the aws credentials", "dotenv text", "output mcp json",
+		"data x y z passwd", "env file contents", "shadow file", "value credentials file", "id ed25519 dump", "ID RSA CONTENT", "table"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		lower := strings.ToLower(name)
+		if secretParamName.MatchString(lower) && !mayNameSecretFile(lower) {
+			t.Fatalf("%q matches secretParamName but holds none of %q", name, secretFileWords)
+		}
+	})
+}

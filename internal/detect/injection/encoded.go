@@ -65,8 +65,12 @@ func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
 			i = k + 1
 			continue
 		}
-		j := tokenEnd(text, i+minEncodedLen)
-		found = d.scanToken(text, i, j, found)
+		// The base64 run the token starts with, found here and not again
+		// by scanToken: its bytes are no token breaks, so the token goes
+		// on from its end. A blob of megabytes is then read once, not twice.
+		run := base64End(text, i)
+		j := tokenEnd(text, max(run, i+minEncodedLen))
+		found = d.scanToken(text, i, j, run-i, found)
 		i = j
 	}
 	return found
@@ -133,7 +137,9 @@ var tokenBreaks = func() (t [256]bool) {
 }()
 
 // scanToken looks at one token text[i:j] for the three encodings.
-func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFinding {
+// firstRun, when not negative, is where the run of base64 bytes that
+// begins the token ends (base64End(tok, 0)), already known.
+func (d *Detector) scanToken(text string, i, j, firstRun int, found []rawFinding) []rawFinding {
 	tok := text[i:j]
 	percent, escapes := countEscapes(tok)
 	if percent >= 3 && d.harmful(decodePercent(tok)) {
@@ -148,7 +154,10 @@ func (d *Detector) scanToken(text string, i, j int, found []rawFinding) []rawFin
 			k++
 			continue
 		}
-		m := base64End(tok, k)
+		m := firstRun
+		if k > 0 || m < 0 {
+			m = base64End(tok, k)
+		}
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {
 			end++

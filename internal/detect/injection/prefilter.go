@@ -150,16 +150,26 @@ func cmpWord(a, b uint64) int {
 // class, an unbounded repetition of something that may be empty) it
 // accepts.
 func newPrefixFilter(pattern string) *prefixFilter {
+	return prefixFilterOf(ruleSyntax(pattern))
+}
+
+// ruleSyntax is a rule pattern's syntax tree, simplified.
+func ruleSyntax(pattern string) *syntax.Regexp {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		panic(err) // the same pattern compiled with regexp.MustCompile
 	}
-	re = re.Simplify()
-	short, ok := prefixes(re, prefixLen, maxPrefixes)
+	return re.Simplify()
+}
+
+// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax.
+func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
+	var w prefixWalk // one for both walks: its buffers are reused
+	short, ok := w.prefixes(re, prefixLen, maxPrefixes)
 	if !ok || short[0] == (prefixKey{}) {
 		return nil
 	}
-	f := &prefixFilter{short: newPrefixSet(short), pairs: new([pairBits / 64]uint64)}
+	f := &prefixFilter{short: newPrefixSet(slices.Clone(short)), pairs: new([pairBits / 64]uint64)}
 	for _, p := range short {
 		if p.len() < 2 {
 			f.pairs = nil
@@ -168,8 +178,8 @@ func newPrefixFilter(pattern string) *prefixFilter {
 		h := pairHash(p.byteAt(0), p.byteAt(1))
 		f.pairs[h/64] |= 1 << (h % 64)
 	}
-	if long, ok := prefixes(re, longPrefixLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
-		f.long = newPrefixSet(long)
+	if long, ok := w.prefixes(re, longPrefixLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
+		f.long = newPrefixSet(long) // the last walk: the buffer is the set's
 	}
 	return f
 }
@@ -180,13 +190,18 @@ func newPrefixFilter(pattern string) *prefixFilter {
 //
 // The walk visits every path through the pattern up to k bytes, which is
 // thousands of steps for a rule: each step keeps what it has read in a
-// fixed array and what is left to match in a list that shares its tail,
-// so that a step costs no copying of either. The beginnings are collected
+// fixed array and what is left to match in a list that shares its tail
+// (on w's stack of nodes), so that a step costs no copying of either, and
+// no allocation once the stack has grown. The beginnings are collected
 // in a slice, sorted and compacted when it fills: a map of thousands of
 // keys was most of the memory a first scan takes.
-func prefixes(re *syntax.Regexp, k, limit int) ([]prefixKey, bool) {
-	w := prefixWalk{k: k, limit: limit}
-	if !w.walk(&seqNode{re: re}, prefixHead{}, 0) || !w.compact() {
+//
+// The slice returned is w's buffer, valid until its next walk.
+func (w *prefixWalk) prefixes(re *syntax.Regexp, k, limit int) ([]prefixKey, bool) {
+	w.k, w.limit = k, limit
+	w.set, w.sorted = w.set[:0], 0
+	w.nodes = append(w.nodes[:0], seqNode{re: re, next: noNode})
+	if !w.walk(0, prefixHead{}, 0) || !w.compact() {
 		return nil, false
 	}
 	return w.set, len(w.set) > 0
@@ -196,6 +211,13 @@ type prefixWalk struct {
 	k, limit int
 	set      []prefixKey // sorted and unique up to sorted
 	sorted   int
+	// nodes hold the sequences of what is left to match, as a stack: a
+	// step's nodes are needed only by the steps under it, so each walk
+	// drops those it added when it returns. Allocated one by one, they
+	// were a quarter of the memory a first check of a definition takes.
+	nodes []seqNode
+	// stars are the x* made for the unrolled passes of each x+.
+	stars map[*syntax.Regexp]*syntax.Regexp
 }
 
 // add adds a beginning; false when there are too many.
@@ -216,11 +238,14 @@ func (w *prefixWalk) compact() bool {
 	return len(w.set) <= w.limit
 }
 
-// seqNode is what is left to match: re, then next (nil: nothing).
+// seqNode is what is left to match: re, then the node at index next of
+// the walk's nodes (noNode: nothing).
 type seqNode struct {
 	re   *syntax.Regexp
-	next *seqNode
+	next int32
 }
+
+const noNode = -1
 
 // prefixHead is what a path has read so far, at most longPrefixLen bytes.
 type prefixHead struct {
@@ -236,22 +261,41 @@ func (h prefixHead) plus(s []byte, k int) prefixHead {
 
 func (h *prefixHead) key() prefixKey { return keyOf(h.b[:h.n]) }
 
-// then is the sequence first..., then rest.
-func then(rest *seqNode, first ...*syntax.Regexp) *seqNode {
+// then is the sequence first..., then rest, as a node index.
+func (w *prefixWalk) then(rest int32, first ...*syntax.Regexp) int32 {
 	for i := len(first) - 1; i >= 0; i-- {
-		rest = &seqNode{re: first[i], next: rest}
+		w.nodes = append(w.nodes, seqNode{re: first[i], next: rest})
+		rest = int32(len(w.nodes) - 1)
 	}
 	return rest
 }
 
-func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
+// star is x* for the x+ plus.
+func (w *prefixWalk) star(plus *syntax.Regexp) *syntax.Regexp {
+	if plus.Op == syntax.OpStar {
+		return plus
+	}
+	if s, ok := w.stars[plus]; ok {
+		return s
+	}
+	if w.stars == nil {
+		w.stars = map[*syntax.Regexp]*syntax.Regexp{}
+	}
+	s := &syntax.Regexp{Op: syntax.OpStar, Flags: plus.Flags, Sub: plus.Sub}
+	w.stars[plus] = s
+	return s
+}
+
+func (w *prefixWalk) walk(seq int32, head prefixHead, depth int) bool {
 	if depth > maxPrefixWalkStep {
 		return false
 	}
-	if head.n >= w.k || seq == nil {
+	if head.n >= w.k || seq == noNode {
 		return w.add(head.key())
 	}
-	n, rest := seq.re, seq.next
+	mark := len(w.nodes)
+	defer func() { w.nodes = w.nodes[:mark] }()
+	n, rest := w.nodes[seq].re, w.nodes[seq].next
 	switch n.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpBeginLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return w.walk(rest, head, depth+1)
@@ -284,29 +328,29 @@ func (w *prefixWalk) walk(seq *seqNode, head prefixHead, depth int) bool {
 		}
 		return true
 	case syntax.OpCapture:
-		return w.walk(then(rest, n.Sub[0]), head, depth+1)
+		return w.walk(w.then(rest, n.Sub[0]), head, depth+1)
 	case syntax.OpConcat:
-		return w.walk(then(rest, n.Sub...), head, depth+1)
+		return w.walk(w.then(rest, n.Sub...), head, depth+1)
 	case syntax.OpAlternate:
 		for _, sub := range n.Sub {
-			if !w.walk(then(rest, sub), head, depth+1) {
+			if !w.walk(w.then(rest, sub), head, depth+1) {
 				return false
 			}
+			w.nodes = w.nodes[:mark]
 		}
 		return true
 	case syntax.OpQuest:
-		return w.walk(rest, head, depth+1) && w.walk(then(rest, n.Sub[0]), head, depth+1)
+		return w.walk(rest, head, depth+1) && w.walk(w.then(rest, n.Sub[0]), head, depth+1)
 	case syntax.OpStar, syntax.OpPlus:
 		if minLen(n.Sub[0]) == 0 {
 			return w.add(head.key()) // each pass may add nothing: accept anything
 		}
 		// Unrolled: zero passes (star only), or one and the star again.
 		// Each pass adds a byte to head, so the walk ends at k bytes.
-		star := &syntax.Regexp{Op: syntax.OpStar, Flags: n.Flags, Sub: n.Sub}
 		if n.Op == syntax.OpStar && !w.walk(rest, head, depth+1) {
 			return false
 		}
-		return w.walk(then(rest, n.Sub[0], star), head, depth+1)
+		return w.walk(w.then(rest, n.Sub[0], w.star(n)), head, depth+1)
 	}
 	return w.add(head.key()) // anything else (OpRepeat is gone after Simplify): accept any continuation
 }
@@ -338,11 +382,13 @@ func classChars(ranges []rune) ([]byte, bool) {
 	return chars, true
 }
 
-// minLen is the length of the shortest string re matches.
+// minLen is a lower bound of the length in bytes of the strings re
+// matches: a literal counts a byte per rune (folded, a rune may match a
+// shorter one).
 func minLen(re *syntax.Regexp) int {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return len(string(re.Rune))
+		return len(re.Rune)
 	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		return 1
 	case syntax.OpCapture, syntax.OpPlus:

@@ -44,12 +44,20 @@ type rule struct {
 	// detector's memory, and most rules are never tried on most texts.
 	prefixOnce sync.Once
 	prefix     *prefixFilter
+	// minMatch is no more than the length of the shortest match, set with
+	// prefix: a shorter window cannot match, and the regexp is neither run
+	// nor compiled for it (a trigger word that ends a text, "...the table
+	// to read", woke rules of 1 KB patterns at a gateway's first list).
+	minMatch int
 }
 
 // filter returns the rule's prefix filter (see prefixFilter). It is read
 // from the pattern's syntax: the regexp itself is not compiled for it.
 func (r *rule) filter() *prefixFilter {
-	r.prefixOnce.Do(func() { r.prefix = newPrefixFilter(r.re.String()) })
+	r.prefixOnce.Do(func() {
+		re := ruleSyntax(r.re.String())
+		r.prefix, r.minMatch = prefixFilterOf(re), minLen(re)
+	})
 	return r.prefix
 }
 
