@@ -278,8 +278,8 @@ func (x *exchange) ask(ctx context.Context, method string, params json.RawMessag
 // stateOf returns the requestState a modern client's request carries, if
 // it is one of mcpgate's.
 func stateOf(params json.RawMessage) (string, bool) {
-	if !bytes.Contains(params, []byte(`"requestState"`)) {
-		return "", false
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return "", false // no such key, not even written with an escape
 	}
 	ms, err := rawjson.SplitValid(params)
 	if err != nil {
