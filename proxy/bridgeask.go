@@ -188,6 +188,12 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	if x == nil {
 		return nil, invalidState("the call it continues has ended, or the state was used already")
 	}
+	// The call's progress goes to this round before the server has its
+	// answers: what it sends as soon as it has them is this round's (it
+	// went nowhere while the lease still pointed at the parked call).
+	req, _ := requestFrom(ctx)
+	_, _, _, token, _ := progressTokenOf(params)
+	x.progress.retarget(s, req.id, token)
 	x.mu.Lock()
 	if x.ended || !x.expiry.Stop() {
 		// Its time ran out as it was taken: end has it, or will.
@@ -208,9 +214,6 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	}
 	left := len(x.pending)
 	x.mu.Unlock()
-	req, _ := requestFrom(ctx)
-	_, _, _, token, _ := progressTokenOf(params)
-	x.progress.retarget(s, req.id, token)
 	if left > 0 {
 		return x.park() // asked again for what is still missing
 	}
