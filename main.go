@@ -326,7 +326,7 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger, reloads *relo
 	mux.Handle("GET /metrics", g.MetricsHandler())
 	mux.Handle("POST /admin/reload", reloads.adminHandler())
 	addProbes(mux, g)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := metricsServer(mux)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -337,6 +337,15 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger, reloads *relo
 		srv.Close()
 		<-done
 	}, nil
+}
+
+// metricsServer is the -metrics address's server. Nothing it serves
+// streams: every read and write has a deadline, and a keep-alive left idle
+// is closed, or any client that can reach the port could hold connections
+// (each a descriptor and a goroutine) for as long as mcpgate runs.
+func metricsServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute} // a reload's answer may take a while: WriteTimeout counts from the request's headers
 }
 
 // serveHTTP runs the gateway as a shared service over HTTP until ctx ends.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/auditchain"
@@ -113,6 +114,11 @@ func (a *auditLog) write(r *auditRecord) {
 	} else {
 		r.Params, r.Result = nil, nil
 	}
+	if r.Error != nil && len(r.Error.Message) > maxAuditErrorMessage {
+		e := *r.Error // the caller's stays whole: the client gets it so
+		e.Message = cutMessage(e.Message)
+		r.Error = &e
+	}
 	r.Time = time.Now().UTC().Format(auditchain.TimeFormat)
 	b, err := json.Marshal(r)
 	switch {
@@ -124,6 +130,21 @@ func (a *auditLog) write(r *auditRecord) {
 	default:
 		a.append(b)
 	}
+}
+
+// maxAuditErrorMessage bounds the part of an error's message a record
+// keeps: a server's message is its own text, up to max_message_bytes, and
+// is recorded whether or not bodies are.
+const maxAuditErrorMessage = 1 << 10
+
+// cutMessage is msg cut to maxAuditErrorMessage bytes (at a character's
+// start), saying how long it was.
+func cutMessage(msg string) string {
+	cut := maxAuditErrorMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", msg[:cut], len(msg))
 }
 
 // redactBody is body as the audit trail may keep it: without what the

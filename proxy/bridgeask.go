@@ -188,6 +188,12 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	if x == nil {
 		return nil, invalidState("the call it continues has ended, or the state was used already")
 	}
+	// The call's progress goes to this round before the server has its
+	// answers: what it sends as soon as it has them is this round's (it
+	// went nowhere while the lease still pointed at the parked call).
+	req, _ := requestFrom(ctx)
+	_, _, _, token, _ := progressTokenOf(params)
+	x.progress.retarget(s, req.id, token)
 	x.mu.Lock()
 	if x.ended || !x.expiry.Stop() {
 		// Its time ran out as it was taken: end has it, or will.
@@ -208,9 +214,6 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	}
 	left := len(x.pending)
 	x.mu.Unlock()
-	req, _ := requestFrom(ctx)
-	_, _, _, token, _ := progressTokenOf(params)
-	x.progress.retarget(s, req.id, token)
 	if left > 0 {
 		return x.park() // asked again for what is still missing
 	}
@@ -278,8 +281,8 @@ func (x *exchange) ask(ctx context.Context, method string, params json.RawMessag
 // stateOf returns the requestState a modern client's request carries, if
 // it is one of mcpgate's.
 func stateOf(params json.RawMessage) (string, bool) {
-	if !bytes.Contains(params, []byte(`"requestState"`)) {
-		return "", false
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return "", false // no such key, not even written with an escape
 	}
 	ms, err := rawjson.SplitValid(params)
 	if err != nil {

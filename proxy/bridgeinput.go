@@ -31,6 +31,11 @@ import (
 // maxInputRounds bounds the rounds of input one request may take.
 const maxInputRounds = 8
 
+// maxInputRequests bounds the inputs one round may ask for: each is a
+// request to the client, and a result of a few megabytes could name
+// hundreds of thousands. A round that asks for more ends the request.
+const maxInputRequests = 16
+
 // stateOnlyPause paces a round that asks for nothing but to be sent again
 // (a server shedding load): the server is not asked again at once.
 const stateOnlyPause = 250 * time.Millisecond
@@ -69,6 +74,9 @@ func (s *session) fulfilInput(ctx context.Context, up *upstream, method string, 
 		var asked map[string]inputRequest
 		if err == nil {
 			if raw, ok := ms.Get("inputRequests"); ok {
+				if n := countMembers(raw); n > maxInputRequests {
+					return s.inputFailed(method, fmt.Sprintf("upstream %q asked for %d inputs in one round; mcpgate passes at most %d to a client", up.name, n, maxInputRequests))
+				}
 				err = json.Unmarshal(raw, &asked)
 			}
 		}
@@ -96,6 +104,16 @@ func (s *session) fulfilInput(ctx context.Context, up *upstream, method string, 
 			return res, err
 		}
 	}
+}
+
+// countMembers is how many members the object obj has; 0 for anything
+// else (json.Unmarshal then says what is wrong with it).
+func countMembers(obj json.RawMessage) int {
+	ms, err := rawjson.SplitValid(obj)
+	if err != nil {
+		return 0
+	}
+	return len(ms)
 }
 
 // askClient sends the client each input request, all at once, and returns

@@ -155,6 +155,10 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 	var items []item
 	var hint cacheHint
 	cursor := ""
+	// A list is held whole, and without page_size sent whole: all its
+	// pages together are bounded as one message is, or a server sending
+	// page after page could have mcpgate hold gigabytes.
+	limit, total := u.g.live().cfg.MaxMessage, 0
 	for page := 0; ; page++ {
 		if page == maxPages {
 			return nil, hint, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
@@ -166,6 +170,9 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 		raw, err := u.call(ctx, info.list, params)
 		if err != nil {
 			return nil, hint, err
+		}
+		if total += len(raw); total > limit {
+			return nil, hint, fmt.Errorf("upstream %q: %s came to more than %d bytes in %d pages, more than max_message_bytes allows one list; raise max_message_bytes", u.name, info.list, limit, page+1)
 		}
 		// The result is split once, items included, for its items and its
 		// cache hint: on a list of thousands of tools each pass over it

@@ -56,16 +56,37 @@ type envelope struct {
 	logLevel string // "" when the request asks for no log messages
 }
 
-// metaKeyPrefix is the bytes every modern envelope holds: a request
-// without them is legacy, found without parsing it.
+// metaKeyPrefix is the bytes every modern envelope holds, unless its key
+// is written with an escape: a request with neither is legacy, found
+// without parsing it (see mayHoldEnvelope).
 var metaKeyPrefix = []byte(`"io.modelcontextprotocol/protocolVersion"`)
+
+// mayHoldEnvelope reports whether params may hold the envelope: its key as
+// written plainly, or any escape, with which the key is the same key
+// (PHP's json_encode writes "io.modelcontextprotocol\/protocolVersion";
+// "\u0069o…" is it too), and only a parse can tell.
+func mayHoldEnvelope(params []byte) bool {
+	if bytes.Contains(params, metaKeyPrefix) {
+		return true
+	}
+	for rest := params; ; {
+		i := bytes.IndexByte(rest, '\\')
+		if i < 0 || i+1 == len(rest) {
+			return false
+		}
+		if c := rest[i+1]; c == 'u' || c == '/' {
+			return true
+		}
+		rest = rest[i+2:] // past the escape, whatever it is ("\\" included)
+	}
+}
 
 // readEnvelope reads a request's envelope. A request whose _meta does not
 // name a protocol version is legacy: nil, nil. One that names it is
 // modern, and must be whole: a version mcpgate serves, and the client's
 // capabilities. The params are read as Decode split them.
 func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
-	if !bytes.Contains(msg.Params, metaKeyPrefix) {
+	if !mayHoldEnvelope(msg.Params) {
 		return nil, nil
 	}
 	ms, ok := msg.ParamMembers()

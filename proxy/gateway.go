@@ -338,6 +338,7 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	grace := g.live().cfg.ShutdownGrace
 	if opts.Ended != nil && opts.Ended() {
 		grace = 0 // the client ended the session itself: nobody waits for answers
+		s.deleted.Store(true)
 	}
 	wctx, cancel := context.WithTimeout(context.Background(), grace)
 	err := s.conn.Wait(wctx)
@@ -345,7 +346,9 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	if err != nil {
 		// Every pending request is answered: abandon what is left, and give
 		// the handlers a moment to write their errors.
-		g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.live().cfg.ShutdownGrace)
+		if !s.deleted.Load() {
+			g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", s.id, "grace", g.live().cfg.ShutdownGrace)
+		}
 		s.graceOver.Store(true)
 		s.conn.CancelHandlers()
 		wctx, cancel := context.WithTimeout(context.Background(), time.Second)

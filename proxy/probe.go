@@ -248,7 +248,7 @@ func (u *upstream) outgoing(ctx context.Context, w *wire, method string, params 
 
 // withoutEnvelope takes the envelope's members out of params._meta.
 func withoutEnvelope(params json.RawMessage) json.RawMessage {
-	if !bytes.Contains(params, metaKeyPrefix) {
+	if !mayHoldEnvelope(params) {
 		return params
 	}
 	return withoutMeta(params, envelopeKeys...)
@@ -257,8 +257,8 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 // withoutMeta takes keys out of obj._meta.
 func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 	params := obj
-	if !bytes.Contains(params, []byte(`"_meta"`)) {
-		return params
+	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return params // no _meta, not even written "\u005fmeta"
 	}
 	ms, err := rawjson.SplitValid(params)
 	if err != nil {

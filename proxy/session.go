@@ -21,6 +21,7 @@ type session struct {
 	stateless bool        // no session: modern requests only, each on its own (ServeOptions.Stateless)
 	client    string      // who the client is (ServeOptions.Client)
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
+	deleted   atomic.Bool // the client ended the session (ServeOptions.Ended): nobody waits for answers
 
 	ready    chan struct{} // closed when the client sent notifications/initialized
 	draining chan struct{} // closed when the client left or mcpgate is stopping: listens end
@@ -143,7 +144,7 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
-			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", msg.Method, s.g.live().cfg.ShutdownGrace)
+			err = s.abandoned(msg.Method)
 		}
 		we := redactError(err, s.g.redact) // upstream errors echo URLs, commands, tokens
 		err = we

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strings"
 )
 
@@ -68,20 +67,11 @@ func Matches(decoded string, value json.RawMessage) bool {
 	case string(value) == "true" || string(value) == "false":
 		return decoded == string(value)
 	case c == '-' || '0' <= c && c <= '9':
-		a, okA := number(string(value))
-		b, okB := number(decoded)
-		return okA && okB && a.Cmp(b) == 0
+		a, okA := parseDecimal(string(value))
+		b, okB := parseDecimal(decoded)
+		return okA && okB && a == b
 	}
 	return false
-}
-
-// number parses a JSON number exactly (big.Rat alone would also take
-// fractions, hex and a leading +).
-func number(s string) (*big.Rat, bool) {
-	if s == "" || !(s[0] == '-' || '0' <= s[0] && s[0] <= '9') || !json.Valid([]byte(s)) {
-		return nil, false
-	}
-	return new(big.Rat).SetString(s)
 }
 
 // CheckParams checks the Mcp-Param headers of a tools/call against its
