@@ -54,8 +54,10 @@ func (cw clientWriter) json(code int, parts ...[]byte) error {
 		size += len(p)
 	}
 	h := cw.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(size))
+	h["Content-Type"] = jsonContentType
+	if size > smallAnswerBytes {
+		h["Content-Length"] = []string{strconv.Itoa(size)}
+	}
 	cw.w.WriteHeader(code)
 	for _, p := range parts {
 		if _, err := cw.w.Write(p); err != nil {
@@ -64,6 +66,17 @@ func (cw clientWriter) json(code int, parts ...[]byte) error {
 	}
 	return nil
 }
+
+// jsonContentType is the Content-Type of every JSON answer, one slice for
+// all of them: net/http only reads a header's values (Header.Set would
+// make a slice per answer).
+var jsonContentType = []string{"application/json"}
+
+// smallAnswerBytes is net/http's bufferBeforeChunkingSize: an answer up to
+// it is still buffered whole when the handler returns, and net/http gives
+// it its Content-Length then. A bigger one is given its length here, or it
+// would go out chunked.
+const smallAnswerBytes = 2048
 
 func (cw clientWriter) startEvents() error {
 	return cw.write(func() error {

@@ -109,14 +109,15 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer is written within writeTimeout of the request, or of
 	// each message for those that wait or stream (they set their own).
 	// This also clears a deadline an earlier request on the connection set.
-	rc.SetWriteDeadline(time.Now().Add(f.writeTimeout))
+	now := time.Now()
+	rc.SetWriteDeadline(now.Add(f.writeTimeout))
 	if r.ContentLength != 0 {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
 		// answering. readBody lifts the deadline once the body is in,
 		// so that an answer streamed later is not cut. (http.Server's
 		// ReadTimeout cannot do this: it would stay on through the stream.)
-		rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
+		rc.SetReadDeadline(now.Add(f.bodyTimeout))
 	}
 	f.mux.ServeHTTP(w, r)
 }
