@@ -101,7 +101,7 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
 		return nil, false
 	}
-	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	setReadDeadline(w, time.Time{})
 	return oneLine(body), true
 }
 

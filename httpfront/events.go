@@ -16,21 +16,20 @@ import (
 // handler, and the session's queue behind it, forever.
 type clientWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
 	timeout time.Duration
 }
 
 func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter {
-	return clientWriter{w, http.NewResponseController(w), timeout}
+	return clientWriter{w, timeout}
 }
 
 // write runs fn with the deadline set, then flushes.
 func (cw clientWriter) write(fn func() error) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	if err := fn(); err != nil {
 		return err
 	}
-	return cw.rc.Flush()
+	return http.NewResponseController(cw.w).Flush()
 }
 
 // status and json write a whole answer, not flushed: net/http sends it,
@@ -39,7 +38,7 @@ func (cw clientWriter) write(fn func() error) error {
 // the next request. A flush would make it chunked, and cost a second
 // write for the terminating chunk.
 func (cw clientWriter) status(code int) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	cw.w.WriteHeader(code)
 	return nil
 }
@@ -48,7 +47,7 @@ func (cw clientWriter) status(code int) error {
 // head, the result, the closing brace) one after the other: a result of
 // many megabytes is not copied into one buffer first.
 func (cw clientWriter) json(code int, parts ...[]byte) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	size := 0
 	for _, p := range parts {
 		size += len(p)
