@@ -162,9 +162,14 @@ func (f *Front) Close() {
 
 // closing reports whether Close has begun.
 func (f *Front) closing() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
+	// f.stop, not f.closed: asked on every request, it takes no lock.
+	// Close closes it right after setting f.closed.
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // errShuttingDown answers a request that comes once Close has begun.
