@@ -101,7 +101,7 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
 		return nil, false
 	}
-	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	setReadDeadline(w, time.Time{})
 	return oneLine(body), true
 }
 
@@ -147,7 +147,14 @@ func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
 	if announced >= 0 && announced < int64(most) {
 		size = int(announced)
 	}
-	buf := make([]byte, 0, min(size, bodyFirst)+bytes.MinRead)
+	room := min(size, bodyFirst) + bytes.MinRead
+	if announced >= 0 && size <= bodyFirst {
+		// One byte over what was announced is room for the read that
+		// sees the end (net/http's body gives it with the last bytes); a
+		// small request's buffer was otherwise mostly MinRead's slack.
+		room = size + 1
+	}
+	buf := make([]byte, 0, room)
 	for len(buf) < most {
 		if len(buf) == cap(buf) {
 			next := min(bodyAhead*len(buf), most)

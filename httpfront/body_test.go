@@ -165,3 +165,21 @@ func TestBodyBufferFollowsArrivals(t *testing.T) {
 		}
 	}
 }
+
+// A small body that announced its length is read into a buffer of that
+// size (and the one byte the read that sees the end is offered), not one
+// with room to spare: every request pays for what its buffer holds.
+func TestSmallBodyBufferFitsIt(t *testing.T) {
+	for _, size := range []int{1, 150, 4 << 10, bodyFirst} {
+		data := bytes.Repeat([]byte{'a'}, size)
+		for _, step := range []int{size, 7} { // as net/http gives it (the end with the last bytes), and in small reads
+			got, err := readAnnounced(&offeredReader{data: data, step: step}, int64(size), 16<<20)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("a body of %d bytes in reads of %d: read %d bytes, %v", size, step, len(got), err)
+			}
+			if cap(got) > size+1 {
+				t.Errorf("a body of %d bytes was read into a buffer of %d", size, cap(got))
+			}
+		}
+	}
+}

@@ -16,21 +16,20 @@ import (
 // handler, and the session's queue behind it, forever.
 type clientWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
 	timeout time.Duration
 }
 
 func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter {
-	return clientWriter{w, http.NewResponseController(w), timeout}
+	return clientWriter{w, timeout}
 }
 
 // write runs fn with the deadline set, then flushes.
 func (cw clientWriter) write(fn func() error) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	if err := fn(); err != nil {
 		return err
 	}
-	return cw.rc.Flush()
+	return http.NewResponseController(cw.w).Flush()
 }
 
 // status and json write a whole answer, not flushed: net/http sends it,
@@ -39,7 +38,7 @@ func (cw clientWriter) write(fn func() error) error {
 // the next request. A flush would make it chunked, and cost a second
 // write for the terminating chunk.
 func (cw clientWriter) status(code int) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	cw.w.WriteHeader(code)
 	return nil
 }
@@ -48,14 +47,16 @@ func (cw clientWriter) status(code int) error {
 // head, the result, the closing brace) one after the other: a result of
 // many megabytes is not copied into one buffer first.
 func (cw clientWriter) json(code int, parts ...[]byte) error {
-	cw.rc.SetWriteDeadline(time.Now().Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 	size := 0
 	for _, p := range parts {
 		size += len(p)
 	}
 	h := cw.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(size))
+	h["Content-Type"] = jsonContentType
+	if size > smallAnswerBytes {
+		h["Content-Length"] = []string{strconv.Itoa(size)}
+	}
 	cw.w.WriteHeader(code)
 	for _, p := range parts {
 		if _, err := cw.w.Write(p); err != nil {
@@ -64,6 +65,17 @@ func (cw clientWriter) json(code int, parts ...[]byte) error {
 	}
 	return nil
 }
+
+// jsonContentType is the Content-Type of every JSON answer, one slice for
+// all of them: net/http only reads a header's values (Header.Set would
+// make a slice per answer).
+var jsonContentType = []string{"application/json"}
+
+// smallAnswerBytes is net/http's bufferBeforeChunkingSize: an answer up to
+// it is still buffered whole when the handler returns, and net/http gives
+// it its Content-Length then. A bigger one is given its length here, or it
+// would go out chunked.
+const smallAnswerBytes = 2048
 
 func (cw clientWriter) startEvents() error {
 	return cw.write(func() error {

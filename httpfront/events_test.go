@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An answer that nothing streams before is plain JSON with its length
@@ -54,4 +55,33 @@ func postSession(t *testing.T, ts *httptest.Server, session, body string) *http.
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// A JSON answer of any size goes out with its Content-Length, unchunked:
+// one up to net/http's buffer (smallAnswerBytes) is given it by net/http
+// as the handler returns, a bigger one by json itself. The sizes are
+// around that boundary, and in parts as a big result comes.
+func TestJSONAnswerLengthAroundTheBuffer(t *testing.T) {
+	for _, size := range []int{2, smallAnswerBytes - 1, smallAnswerBytes, smallAnswerBytes + 1, 3 * smallAnswerBytes} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			answer := []byte(`"` + strings.Repeat("x", size-2) + `"`)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				half := len(answer) / 2
+				newClientWriter(w, time.Minute).json(http.StatusOK, answer[:half], answer[half:])
+			}))
+			defer ts.Close()
+			resp, err := ts.Client().Get(ts.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != string(answer) {
+				t.Fatalf("got %d bytes, want the %d written", len(body), len(answer))
+			}
+			if len(resp.TransferEncoding) > 0 || resp.Header.Get("Content-Length") != strconv.Itoa(size) || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("Transfer-Encoding %v, Content-Length %q, Content-Type %q; want none, %d, application/json", resp.TransferEncoding, resp.Header.Get("Content-Length"), resp.Header.Get("Content-Type"), size)
+			}
+		})
+	}
 }

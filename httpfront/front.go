@@ -30,7 +30,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/proxy"
@@ -59,6 +61,14 @@ type Front struct {
 	cfg  config.HTTP
 	mux  *http.ServeMux
 	addr string // the listen address, for the default allowed hosts
+
+	// mcp is the mux's handler of cfg.Path; a POST to that path goes to it
+	// without the mux's match when postDirect (the mux would pick it).
+	mcp        http.Handler
+	postDirect bool
+	// allowedHost is the last Host value found allowed: the one a client
+	// sends on every request, checked once.
+	allowedHost atomic.Pointer[string]
 
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once
@@ -90,7 +100,8 @@ func New(g *proxy.Gateway, listenAddr string) *Front {
 	f.bodies.max = max(bodyBudgetBytes, int64(g.Config().MaxMessage)+1) // one body of any allowed size fits
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
-	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
+	f.mcp = f.guard(http.HandlerFunc(f.serveMCP))
+	f.mux.Handle(cfg.Path, f.mcp)
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
 	f.mux.Handle("POST /messages", f.guard(http.HandlerFunc(f.serveLegacyPost)))
 	// Health and readiness need no token (probes have none), but they pass
@@ -99,24 +110,30 @@ func New(g *proxy.Gateway, listenAddr string) *Front {
 	f.mux.Handle("GET /healthz", f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })))
 	f.mux.Handle("GET /readyz", f.checkOrigin(http.HandlerFunc(f.serveReady)))
 	f.mux.Handle("GET /metrics", f.guard(g.MetricsHandler()))
+	_, pattern := f.mux.Handler(&http.Request{Method: http.MethodPost, URL: &url.URL{Path: cfg.Path}})
+	f.postDirect = pattern == cfg.Path
 	f.janitor.Add(1)
 	go f.expireIdle()
 	return f
 }
 
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
 	// Every answer is written within writeTimeout of the request, or of
 	// each message for those that wait or stream (they set their own).
 	// This also clears a deadline an earlier request on the connection set.
-	rc.SetWriteDeadline(time.Now().Add(f.writeTimeout))
+	now := time.Now()
+	setWriteDeadline(w, now.Add(f.writeTimeout))
 	if r.ContentLength != 0 {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
 		// answering. readBody lifts the deadline once the body is in,
 		// so that an answer streamed later is not cut. (http.Server's
 		// ReadTimeout cannot do this: it would stay on through the stream.)
-		rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
+		setReadDeadline(w, now.Add(f.bodyTimeout))
+	}
+	if f.postDirect && r.Method == http.MethodPost && r.URL.Path == f.cfg.Path {
+		f.mcp.ServeHTTP(w, r) // every call: what the mux would pick, without its match
+		return
 	}
 	f.mux.ServeHTTP(w, r)
 }
@@ -145,9 +162,14 @@ func (f *Front) Close() {
 
 // closing reports whether Close has begun.
 func (f *Front) closing() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
+	// f.stop, not f.closed: asked on every request, it takes no lock.
+	// Close closes it right after setting f.closed.
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // errShuttingDown answers a request that comes once Close has begun.

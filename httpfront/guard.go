@@ -76,6 +76,17 @@ func splitHost(hostport string) string {
 }
 
 func (f *Front) hostAllowed(host string) bool {
+	if last := f.allowedHost.Load(); last != nil && *last == host {
+		return true
+	}
+	if !f.hostAllowedByConfig(host) {
+		return false
+	}
+	f.allowedHost.Store(&host)
+	return true
+}
+
+func (f *Front) hostAllowedByConfig(host string) bool {
 	if f.cfg.AllowedHosts == nil {
 		h := splitHost(host)
 		return isLoopbackHost(h) || strings.EqualFold(h, splitHost(f.addr)) && h != ""

@@ -56,13 +56,17 @@ func modernClaim(msg *jsonrpc.Message) json.RawMessage {
 	return v
 }
 
+// firstModernVersion is the oldest modern protocol version, asked for once:
+// proxy.ModernVersions returns a copy each time.
+var firstModernVersion = proxy.ModernVersions()[0]
+
 // isModernVersion reports whether an MCP-Protocol-Version header names the
 // modern era. Versions are dates; like both SDKs, anything that sorts at or
 // after the first modern one counts (the conformance suite's "v999.0.0"
 // too), so that an unknown future version is refused as such, not taken
 // for a legacy request.
 func isModernVersion(v string) bool {
-	return v >= proxy.ModernVersions()[0]
+	return v >= firstModernVersion
 }
 
 // checkModern checks a modern request as the spec's server validation

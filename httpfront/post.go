@@ -141,7 +141,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		hs.use(1)
 		defer hs.use(-1)
 	}
-	w.Header().Set(headerSession, hs.id)
+	w.Header()[headerSession] = hs.idHeader
 	if (batch || msg.IsRequest()) && !created && f.closing() {
 		// Notifications and responses still go in: a request in flight may
 		// wait for the client's answer, or the client may cancel it.

@@ -15,9 +15,10 @@ import (
 
 // httpSession is one client's session over HTTP.
 type httpSession struct {
-	id     string
-	client string // clientOf the request that opened it
-	stream *httpStream
+	id       string
+	idHeader []string // id as the value of every answer's Mcp-Session-Id header, made once (net/http only reads it)
+	client   string   // clientOf the request that opened it
+	stream   *httpStream
 
 	mu       sync.Mutex
 	protocol string // the version initialize's answer gave
@@ -40,7 +41,7 @@ func (hs *httpSession) version() string {
 // newSession starts a session whose stream is fed by HTTP requests.
 func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := f.routableID(newSessionID())
-	hs := &httpSession{id: id, client: f.clientOf(r), stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
+	hs := &httpSession{id: id, idHeader: []string{id}, client: f.clientOf(r), stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -67,7 +68,11 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 func (hs *httpSession) use(delta int) {
 	hs.mu.Lock()
 	hs.active += delta
-	hs.lastUsed = time.Now()
+	if hs.active == 0 {
+		// Only an idle session's last use is read (idleSince): it is the
+		// time it became idle.
+		hs.lastUsed = time.Now()
+	}
 	hs.mu.Unlock()
 }
 

@@ -325,8 +325,7 @@ func (st *httpStream) end() {
 }
 
 func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
-	// Unbuffered: each message waits for the POST's handler to take it.
-	p := &postWaiter{st: st, id: id, ch: make(chan postMsg), sse: sse, gone: make(chan struct{})}
+	p := &postWaiter{st: st, id: id, sse: sse}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, dup := st.posts[id]; dup {
@@ -347,17 +346,53 @@ func (st *httpStream) closePost(id jsonrpc.ID, p *postWaiter) {
 
 // postWaiter is one open POST waiting for its answer.
 type postWaiter struct {
-	st       *httpStream
-	id       jsonrpc.ID // the request's; invalid for a batch
-	ch       chan postMsg
-	sse      bool          // the client accepts an event stream
-	gone     chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
-	goneOnce sync.Once
+	st  *httpStream
+	id  jsonrpc.ID // the request's; invalid for a batch
+	sse bool       // the client accepts an event stream
+
+	// ch and gone are made when first asked for (chans), under direct.mu:
+	// a request answered on its POST's goroutine (direct.go), as most
+	// are, never needs them.
+	ch         chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
+	gone       chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
+	goneClosed bool
 
 	direct directPost // while the request's handler runs on the POST's goroutine (direct.go)
 }
 
-func (p *postWaiter) closeGone() { p.goneOnce.Do(func() { close(p.gone) }) }
+// chans returns the POST's channels, making them if need be.
+func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan postMsg)
+	}
+	if p.gone == nil {
+		p.gone = make(chan struct{})
+	}
+	return p.ch, p.gone
+}
+
+func (p *postWaiter) closeGone() {
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	if p.goneClosed {
+		return
+	}
+	p.goneClosed = true
+	if p.gone == nil {
+		p.gone = closedGone
+	} else {
+		close(p.gone)
+	}
+}
+
+// closedGone is the gone of a POST that ended before anyone asked for it.
+var closedGone = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // postMsg is one message for a POST: in one piece (msg), or in parts (a
 // big result, not joined). A postMsg with neither says that no answer
@@ -394,10 +429,11 @@ func (p *postWaiter) send(m postMsg) bool {
 	if p.takeDirect(m) {
 		return true
 	}
+	ch, gone := p.chans()
 	select {
-	case p.ch <- m:
+	case ch <- m:
 		return true
-	case <-p.gone:
+	case <-gone:
 		return false
 	}
 }
@@ -445,9 +481,10 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 	if first != nil && write(*first) {
 		return answer
 	}
+	ch, _ := p.chans()
 	for {
 		select {
-		case m := <-p.ch:
+		case m := <-ch:
 			if write(m) {
 				return answer
 			}
@@ -456,7 +493,7 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		case <-p.st.ended:
 			for { // what was sent before the end still goes out
 				select {
-				case m := <-p.ch:
+				case m := <-ch:
 					if write(m) {
 						return answer
 					}
