@@ -39,8 +39,12 @@ const (
 // modernClaim returns the protocol version a request's envelope names (raw
 // JSON), or nil for a request without an envelope: a legacy one. Like
 // proxy.CheckModern, it counts the key only inside params._meta.
+// quotedProtocolVersion is the envelope's key as a JSON text holds it
+// when written plainly.
+var quotedProtocolVersion = []byte(`"` + metaProtocolVersion + `"`)
+
 func modernClaim(msg *jsonrpc.Message) json.RawMessage {
-	if msg == nil || !bytes.Contains(msg.Params, []byte(metaProtocolVersion)) {
+	if msg == nil || !rawjson.MayHoldKey(msg.Params, quotedProtocolVersion) {
 		return nil
 	}
 	params, err := rawjson.SplitValid(msg.Params)

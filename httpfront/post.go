@@ -1,7 +1,6 @@
 package httpfront
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -172,6 +171,11 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		return
 	}
 	defer hs.stream.closePost(msg.ID, post)
+	if !hs.stream.held.hold(msg.ID, int64(len(body))) {
+		w.Header().Set("Retry-After", "1")
+		jsonError(w, http.StatusServiceUnavailable, msg.ID, f.errBodiesHeld())
+		return
+	}
 	final := post.serve(w, r, msg)
 	if created {
 		version, ok := negotiated(final.joined())
@@ -188,7 +192,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 // batchHasModern reports whether a batch holds a message with the modern
 // envelope: the modern era has no batches.
 func batchHasModern(body []byte) bool {
-	if !bytes.Contains(body, []byte(metaProtocolVersion)) {
+	if !rawjson.MayHoldKey(body, quotedProtocolVersion) {
 		return false
 	}
 	elems, err := rawjson.ElementsValid(body)

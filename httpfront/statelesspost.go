@@ -72,7 +72,7 @@ func acceptsEvents(r *http.Request) bool {
 // the gateway holds it until it is answered. release gives it all back.
 func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err error) {
 	if ok, _ := f.bodies.reserve(int64(bodySize)); !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate holds too many request bodies at once (%d MiB in all); try again shortly", f.bodies.max>>20)
+		return nil, f.errBodiesHeld()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -107,6 +107,12 @@ func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err e
 		f.mu.Unlock()
 		f.bodies.release(int64(bodySize))
 	}, nil
+}
+
+// errBodiesHeld is the answer to a request whose body the front cannot
+// hold while it runs: its budget is taken by the requests in flight.
+func (f *Front) errBodiesHeld() error {
+	return jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate holds too many request bodies at once (%d MiB in all); try again shortly", f.bodies.max>>20)
 }
 
 func methodOf(listen bool) string {

@@ -65,6 +65,7 @@ type httpStream struct {
 	serve   func(msg *jsonrpc.Message, raw []byte, here bool) (job func())
 	endOnce sync.Once
 	deleted atomic.Bool // the client ended the session: its requests are abandoned at once
+	held    heldBodies  // its requests' bodies, counted in the front's budget until answered
 
 	mu           sync.Mutex
 	posts        map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
@@ -219,6 +220,9 @@ func isRequest(msg []byte) bool {
 }
 
 func (st *httpStream) writeRelated(m postMsg, related jsonrpc.ID, kind keptKind) error {
+	if (m.final || m.none()) && related.IsValid() {
+		st.held.answered(related)
+	}
 	if st.legacy {
 		return st.toStream(m.joined(), kind)
 	}
@@ -321,7 +325,10 @@ func (st *httpStream) Close() error {
 
 // end ends the session: its reader sees EOF and its streams finish.
 func (st *httpStream) end() {
-	st.endOnce.Do(func() { close(st.ended) })
+	st.endOnce.Do(func() {
+		close(st.ended)
+		st.held.end()
+	})
 }
 
 func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -66,19 +65,7 @@ var metaKeyPrefix = []byte(`"io.modelcontextprotocol/protocolVersion"`)
 // (PHP's json_encode writes "io.modelcontextprotocol\/protocolVersion";
 // "\u0069o…" is it too), and only a parse can tell.
 func mayHoldEnvelope(params []byte) bool {
-	if bytes.Contains(params, metaKeyPrefix) {
-		return true
-	}
-	for rest := params; ; {
-		i := bytes.IndexByte(rest, '\\')
-		if i < 0 || i+1 == len(rest) {
-			return false
-		}
-		if c := rest[i+1]; c == 'u' || c == '/' {
-			return true
-		}
-		rest = rest[i+2:] // past the escape, whatever it is ("\\" included)
-	}
+	return rawjson.MayHoldKey(params, metaKeyPrefix)
 }
 
 // readEnvelope reads a request's envelope. A request whose _meta does not
