@@ -83,8 +83,9 @@ type Options struct {
 	// serves the request as usual), or true to answer it later through
 	// r (see Reply): the request stays in flight until then. It must not
 	// block, and may only start what finishes without waiting (see
-	// GoNoWait).
-	Inline func(ctx context.Context, msg *Message, r *Reply) bool
+	// GoNoWait). cork, if not nil, is the reader's (see Cork): what it
+	// writes may wait until the reader reads again.
+	Inline func(ctx context.Context, msg *Message, r *Reply, cork *Cork) bool
 }
 
 // Conn is one JSON-RPC connection. It is symmetric: it makes calls with ids
@@ -101,6 +102,8 @@ type Conn struct {
 	readerDone    chan struct{}  // closed when the reader goroutine has returned
 	jobs          chan *inFlight // unbuffered: handed to an idle handler goroutine (see runHandler)
 	idleHandlers  atomic.Int32   // handler goroutines waiting on jobs
+	cork          Cork           // the reader's; only it uses it
+	readCork      *Cork          // &cork when the stream says before it reads (ReadAheadStream); else nil: nothing is held
 
 	mu            sync.Mutex
 	nextID        int64
@@ -147,6 +150,9 @@ func NewConn(s Stream, opts Options) *Conn {
 
 // Start begins reading and serving. Call it once.
 func (c *Conn) Start() *Conn {
+	if ra, ok := c.stream.(ReadAheadStream); ok && ra.BeforeRead(c.cork.Flush) {
+		c.readCork = &c.cork
+	}
 	go c.read()
 	return c
 }
@@ -227,6 +233,7 @@ var background = context.Background()
 
 func (c *Conn) read() {
 	defer close(c.readerDone)
+	defer c.readCork.Flush()
 	if ds, ok := c.stream.(DirectStream); ok {
 		ds.ServeDirect(c.serveDirect)
 	}
@@ -238,7 +245,8 @@ func (c *Conn) read() {
 			var msg *Message
 			msg, data, err = mr.ReadMessage()
 			if msg != nil {
-				if resp := c.serve(msg, nil, nil); resp != nil {
+				if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+					c.readCork.Flush()
 					c.write(resp)
 				}
 				continue
@@ -263,6 +271,7 @@ func (c *Conn) read() {
 // for its timeout would help nobody), a request is answered with an error,
 // anything else is reported and dropped.
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
+	c.readCork.Flush() // what follows may write, and wait
 	id, method, kind := peekPrefix(e.Prefix)
 	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
@@ -335,10 +344,12 @@ func (c *Conn) dispatch(data []byte) {
 	}
 	msg, err := Decode(data)
 	if err != nil {
+		c.readCork.Flush() // what follows may write, and wait
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serve(msg, nil, nil); resp != nil {
+	if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+		c.readCork.Flush()
 		c.write(resp)
 	}
 }
@@ -372,17 +383,24 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 // goroutine, or, when here is not nil, is set in *here for the caller to
 // run (see DirectStream).
 func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message {
+	return c.serveWith(msg, batch, here, nil)
+}
+
+// serveWith is serve on the reader goroutine, whose cork is given (see
+// Cork): an answer's completion and an inline request may write through it.
+func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork *Cork) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
 		if msg.Error != nil {
 			err = msg.Error
 		}
-		if !c.deliver(msg.ID, msg.Result, err) && !c.wasAbandoned(msg.ID) {
+		if !c.deliverWith(msg.ID, msg.Result, err, cork) && !c.wasAbandoned(msg.ID) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil
 	case msg.IsNotification():
+		cork.Flush() // a notification's handler is not told of the cork, and may write
 		if c.opts.Handler != nil {
 			c.opts.Handler.Handle(c.handlerCtx, msg)
 		}
@@ -417,7 +435,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
-	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight)) {
+	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight), cork) {
 		return nil // answered through the Reply
 	}
 	if here != nil {
@@ -592,6 +610,7 @@ func (b *batchCollector) add(m *Message) {
 // dispatchBatch serves a JSON array of messages, when batches are allowed,
 // and answers with one array of the responses.
 func (c *Conn) dispatchBatch(data []byte) {
+	c.readCork.Flush() // a batch may write, and wait
 	if c.opts.Batches == nil || !c.opts.Batches() {
 		c.badInput(errors.New("batch received but batches are not allowed in this protocol version"))
 		c.write(&Message{Error: ToWire(fmt.Errorf("%w: batches are not supported in this protocol version", ErrInvalidRequest))})
@@ -700,7 +719,7 @@ type Call struct {
 	done   chan struct{} // closed once result or err is set
 	result json.RawMessage
 	err    error
-	then   func() // run once done is closed, by whoever closed it (see Then)
+	then   Completion // told once done is closed, by whoever closed it (see Then)
 }
 
 // ID is the id the request was sent with.
@@ -843,6 +862,12 @@ func (c *Conn) isPending(id ID) bool {
 // deliver completes the pending call id, exactly once. It reports whether
 // the call was still pending.
 func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
+	return c.deliverWith(id, result, err, nil)
+}
+
+// deliverWith is deliver on a goroutine whose cork is given (the reader's,
+// see Cork), which the call's Completion may write through.
+func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork) bool {
 	c.mu.Lock()
 	call, ok := c.pending[id]
 	delete(c.pending, id)
@@ -851,7 +876,7 @@ func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
 		call.result, call.err = result, err
 		close(call.done)
 		if call.then != nil {
-			call.then()
+			call.then.Completed(cork)
 		}
 	}
 	return ok
@@ -875,7 +900,7 @@ func (c *Conn) retireAll(cause error) {
 		call.err = err
 		close(call.done)
 		if call.then != nil {
-			call.then()
+			call.then.Completed(nil)
 		}
 	}
 }

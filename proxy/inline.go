@@ -54,7 +54,7 @@ type inlineCall struct {
 	rc    requestContext
 	rec   auditRecord
 	start time.Time
-	on    func()      // ic.event, made once: both hooks' (see event)
+	on    func()      // event without a cork, made once: the reply's hook (see event)
 	over  atomic.Bool // the second half has begun
 
 	rt      route
@@ -69,7 +69,7 @@ type inlineCall struct {
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
 // tools/call (see above) and declines everything else.
-func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply) bool {
+func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply, cork *jsonrpc.Cork) bool {
 	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
 		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
 		return false
@@ -80,7 +80,7 @@ func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonr
 		ic.rc.hold.release()
 		return false
 	}
-	ic.send()
+	ic.send(cork)
 	return true
 }
 
@@ -134,12 +134,12 @@ func (ic *inlineCall) prepare() bool {
 }
 
 // send runs the request's policies and sends it: from here on the call is
-// committed, and answered through finish.
-func (ic *inlineCall) send() {
+// committed, and answered through finish. cork is the client's reader's.
+func (ic *inlineCall) send(cork *jsonrpc.Cork) {
 	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
 	ic.rec = s.record(ic.msg)
 	rec := &ic.rec
-	ic.on = ic.event
+	ic.on = func() { ic.event(nil) }
 	params, routed, err := ic.checkRequest(ctx)
 	if err != nil {
 		if routed {
@@ -149,7 +149,7 @@ func (ic *inlineCall) send() {
 		ic.rc.hold.release()
 		ic.over.Store(true)
 		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
-		ic.answer(res, err)
+		ic.answer(res, err, cork)
 		return
 	}
 	rec.routed(rt, ic.name)
@@ -157,7 +157,7 @@ func (ic *inlineCall) send() {
 	ic.dl = rt.up.newDeadline()
 	tctx := ic.dl.watch(ctx)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
-	call, err := ic.w.conn.GoNoWait(tctx, methodToolsCall, params)
+	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
 		go func() {
 			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
@@ -182,7 +182,7 @@ func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage,
 func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	if err != nil {
 		ic.over.Store(true)
-		go ic.finish(nil, err)
+		go ic.finish(nil, err, nil)
 		return
 	}
 	ic.call = call
@@ -191,21 +191,26 @@ func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	if !ic.reply.OnEnd(ic.on) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
-	if !ic.call.Then(ic.on) {
-		ic.event()
+	if !ic.call.Then(ic) {
+		ic.event(nil)
 	}
 }
+
+// Completed is told that the call is done, on the goroutine that did it
+// (see jsonrpc.Call.Then): usually the server's reader, with its cork.
+func (ic *inlineCall) Completed(cork *jsonrpc.Cork) { ic.event(cork) }
 
 // event is told that the call is done (its answer, an error, its
 // deadline) or that the request's context ended: the client cancelled it,
 // the connection ends, mcpgate stops, or it was answered. A context that
 // ends first gives the call up, as Wait does; the second half then runs
-// (once) as the call is done.
-func (ic *inlineCall) event() {
+// (once) as the call is done. cork is the calling goroutine's, if it has
+// one (see jsonrpc.Cork).
+func (ic *inlineCall) event(cork *jsonrpc.Cork) {
 	select {
 	case <-ic.call.Done():
 		if ic.over.CompareAndSwap(false, true) {
-			ic.answered()
+			ic.answered(cork)
 		}
 	default:
 		ic.call.Abandon(ic.rc.Err()) // done now: the call's hook runs event again
@@ -215,20 +220,21 @@ func (ic *inlineCall) event() {
 // answered runs once the call is done, on the goroutine that completed
 // it: the second half runs there when it cannot wait or take long, else on
 // a goroutine of its own.
-func (ic *inlineCall) answered() {
+func (ic *inlineCall) answered(cork *jsonrpc.Cork) {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
 	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() {
-		go ic.finish(res, err)
+		go ic.finish(res, err, nil)
 		return
 	}
-	ic.finish(res, err)
+	ic.finish(res, err, cork)
 }
 
 // finish is the call's second half: what callWatched, forward, callTool
 // and Handle do once the answer is in.
-func (ic *inlineCall) finish(res json.RawMessage, err error) {
-	ic.answer(ic.served(res, err))
+func (ic *inlineCall) finish(res json.RawMessage, err error, cork *jsonrpc.Cork) {
+	res, err = ic.served(res, err)
+	ic.answer(res, err, cork)
 }
 
 // served is the answer to the request, as dispatch returns it.
@@ -246,9 +252,9 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 }
 
 // answer records the request and answers it, as Handle does.
-func (ic *inlineCall) answer(res json.RawMessage, err error) {
+func (ic *inlineCall) answer(res json.RawMessage, err error, cork *jsonrpc.Cork) {
 	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
-	ic.reply.Answer(res, err)
+	ic.reply.Answer(res, err, cork)
 }
 
 // auditNeverWaits reports whether a request's audit record is written
@@ -290,7 +296,7 @@ func (g *Gateway) resolveListed(k kind, name string) (route, bool) {
 // stdio client's only (a stream that can write without waiting, see
 // jsonrpc.TryWriter). An HTTP client's answers are routed by request, and
 // its requests come on goroutines of their own already.
-func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply) bool {
+func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply, *jsonrpc.Cork) bool {
 	if _, ok := stream.(jsonrpc.TryWriter); !ok {
 		return nil
 	}

@@ -50,6 +50,7 @@ type outbox struct {
 	once    map[string]int // coalesced notifications queued, by content
 	done    chan struct{}  // closed when the writer goroutine has returned
 	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
+	heldBy  *jsonrpc.Cork  // the reader's cork that flushes what is queued (see WriteNoWait); nil: none
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
@@ -115,6 +116,9 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.full(size) && !q.closed {
+		if !q.writing {
+			q.wake.Signal() // what a cork holds (see WriteNoWait) must not wait for its flush now
+		}
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.room.Broadcast()
@@ -151,7 +155,12 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 // reader goroutine finishing a call): it writes it at once when nobody
 // else is writing and the stream can take it (tryInline), else the
 // writer goroutine does. taken is false when the queue is full.
-func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool) (taken bool, err error) {
+//
+// With a reader's cork (see jsonrpc.Cork), the message waits in the queue
+// until the cork is flushed, when the reader is about to read again: the
+// messages it relays from one read of its peer then go out in one write.
+// While a cork holds the queue, any caller's message joins them.
+func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool, cork *jsonrpc.Cork) (taken bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -164,6 +173,11 @@ func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool) (taken 
 	switch {
 	case q.writing:
 		// Whoever writes takes it (see enqueue).
+	case q.heldBy != nil:
+		// Flushed with the others.
+	case cork != nil && len(q.msgs) == 1 && q.corkable():
+		q.heldBy = cork
+		cork.Hold(q)
 	case len(q.msgs) == 1:
 		q.tryInline()
 	default:
