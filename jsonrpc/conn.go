@@ -99,11 +99,13 @@ type Conn struct {
 
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
-	readerDone    chan struct{}  // closed when the reader goroutine has returned
-	jobs          chan *inFlight // unbuffered: handed to an idle handler goroutine (see runHandler)
-	idleHandlers  atomic.Int32   // handler goroutines waiting on jobs
-	cork          Cork           // the reader's; only it uses it
-	readCork      *Cork          // &cork when the stream says before it reads (ReadAheadStream); else nil: nothing is held
+	readerDone    chan struct{}      // closed when the reader goroutine has returned
+	jobs          chan *inFlight     // unbuffered: handed to an idle handler goroutine (see runHandler)
+	idleHandlers  atomic.Int32       // handler goroutines waiting on jobs
+	cork          Cork               // the reader's; only it uses it
+	readCork      *Cork              // &cork when the stream says before it reads (ReadAheadStream); else nil: nothing is held
+	answer        Message            // the reader's: an answer is decoded here, since nothing keeps it (see dispatch)
+	envelope      rawjson.MemberList // the reader's: every message's envelope is split into it
 
 	mu            sync.Mutex
 	nextID        int64
@@ -144,6 +146,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		jobs:          make(chan *inFlight),
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
+		envelope:      make(rawjson.MemberList, 0, 8), // "jsonrpc", "id", "method", "params", "result", "error"
 	}
 	return c
 }
@@ -342,7 +345,15 @@ func (c *Conn) dispatch(data []byte) {
 		c.dispatchBatch(trimmed)
 		return
 	}
-	msg, err := Decode(data)
+	// Decoded in place: an answer, once delivered, is not kept (its
+	// result is a slice of data), and neither is any envelope's split.
+	// Anything else may be, and gets a Message of its own.
+	msg, err := decode(data, &c.answer, c.envelope)
+	if msg != nil && (err != nil || !msg.IsResponse()) {
+		kept := new(Message)
+		*kept = *msg
+		msg = kept
+	}
 	if err != nil {
 		c.readCork.Flush() // what follows may write, and wait
 		c.rejectInvalid(msg, err)
@@ -476,6 +487,17 @@ func (f *inFlight) answer() *Message {
 // finish takes the request out of flight and ends its context; it returns
 // the response to send, nil when the peer cancelled the request.
 func (f *inFlight) finish(result json.RawMessage, err error) *Message {
+	resp, answered := f.finishIn(result, err)
+	if !answered {
+		return nil
+	}
+	return &resp
+}
+
+// finishIn is finish returning the response as a value (a caller that
+// writes it at once keeps it on its stack); answered is false when the
+// peer cancelled the request.
+func (f *inFlight) finishIn(result json.RawMessage, err error) (resp Message, answered bool) {
 	c, msg := f.c, f.msg
 	defer f.end(context.Canceled)
 	c.mu.Lock()
@@ -489,12 +511,12 @@ func (f *inFlight) finish(result json.RawMessage, err error) *Message {
 		if rw, ok := c.stream.(RelatedWriter); ok {
 			rw.WriteRelated(background, nil, msg.ID, true)
 		}
-		return nil
+		return Message{}, false
 	}
 	if err != nil {
-		return &Message{ID: msg.ID, Error: ToWire(err)}
+		return Message{ID: msg.ID, Error: ToWire(err)}, true
 	}
-	return &Message{ID: msg.ID, Result: result}
+	return Message{ID: msg.ID, Result: result}, true
 }
 
 // maxIdleHandlers bounds the handler goroutines a connection keeps waiting

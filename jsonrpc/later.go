@@ -29,14 +29,16 @@ type Reply inFlight
 func (r *Reply) Answer(result json.RawMessage, err error, cork *Cork) {
 	f := (*inFlight)(r)
 	c := f.c
-	resp := f.finish(result, err)
-	if resp == nil || c.writeNoWait(resp, cork) {
+	resp, answered := f.finishIn(result, err)
+	if !answered || c.writeNoWait(&resp, cork) {
 		c.handlerDone()
 		return
 	}
+	later := new(Message) // resp stays on the stack when it went out at once
+	*later = resp
 	go func() {
 		defer c.handlerDone()
-		c.write(resp)
+		c.write(later)
 	}()
 }
 

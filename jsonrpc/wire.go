@@ -181,6 +181,13 @@ var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidReques
 // returned message, if not nil, carries the id when one could be read, so that
 // the error can still be answered to the right request.
 func Decode(data []byte) (*Message, error) {
+	return decode(data, nil, nil)
+}
+
+// decode is Decode into m, when not nil, with the envelope's members split
+// into top's array (see rawjson.MembersNestedInto), when not nil: a reader
+// that decodes message after message reuses both where it keeps neither.
+func decode(data []byte, m *Message, top rawjson.MemberList) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		if len(data) > 0 && data[0] == '[' {
@@ -191,8 +198,11 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, params, err := rawjson.MembersNested(data, "params")
-	m := &Message{Size: len(data)}
+	members, params, err := rawjson.MembersNestedInto(top, data, "params")
+	if m == nil {
+		m = new(Message)
+	}
+	*m = Message{Size: len(data)}
 	if id, ok := members.Get("id"); ok {
 		if parsed, err := ParseID(id); err == nil {
 			m.ID = parsed

@@ -34,11 +34,17 @@ func Valid(b []byte) bool {
 // whoever serves it. It fails with errInvalid on anything json.Valid
 // rejects, and on a duplicate key.
 func splitValidating(obj []byte, nested string) (ms, inner MemberList, err error) {
+	return splitValidatingInto(nil, obj, nested)
+}
+
+// splitValidatingInto is splitValidating with the object's members in
+// into's array when they fit (see MembersNestedInto).
+func splitValidatingInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, nil, errInvalid
 	}
-	end, err := scanObject(obj, i, 0, 1, &ms, nested, &inner)
+	end, err := scanObject(obj, i, 0, 1, &ms, into, nested, &inner)
 	if err != nil {
 		return ms, nil, err
 	}
@@ -57,7 +63,9 @@ func splitValidating(obj []byte, nested string) (ms, inner MemberList, err error
 // read an id from): a list of room for eight was two thirds empty for a
 // message's envelope and its params, and the collector paid for it on
 // every message.
-func scanObject(obj []byte, i, base, depth int, ms *MemberList, nested string, inner *MemberList) (int, error) {
+//
+// into, if not nil, is the array *ms gets when they fit in it.
+func scanObject(obj []byte, i, base, depth int, ms *MemberList, into MemberList, nested string, inner *MemberList) (int, error) {
 	var small [8]Member
 	list := MemberList(small[:0])
 	end, err := 0, error(errInvalid) // until the closing brace
@@ -86,7 +94,7 @@ func scanObject(obj []byte, i, base, depth int, ms *MemberList, nested string, i
 		var vend int
 		var verr error
 		if nested != "" && key == nested && i < len(obj) && obj[i] == '{' && inner != nil {
-			vend, verr = scanObject(obj, i, i, depth+1, inner, "", nil)
+			vend, verr = scanObject(obj, i, i, depth+1, inner, nil, "", nil)
 			if verr != nil && verr != errInvalid {
 				// A duplicate inside is for whoever reads the nested
 				// object to report (invalid params), not a broken message.
@@ -116,7 +124,10 @@ func scanObject(obj []byte, i, base, depth int, ms *MemberList, nested string, i
 		}
 		i = skipSpace(obj, i+1)
 	}
-	*ms = append(make(MemberList, 0, len(list)), list...)
+	if into == nil {
+		into = make(MemberList, 0, len(list))
+	}
+	*ms = append(into[:0], list...)
 	if err != nil {
 		return 0, err
 	}
