@@ -421,11 +421,13 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 	c.mu.Lock()
 	if _, dup := c.incoming[msg.ID]; dup {
 		c.mu.Unlock()
+		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)
 		c.mu.Unlock()
+		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
 	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
