@@ -740,29 +740,63 @@ func (c *Conn) badInput(err error) {
 type Call struct {
 	id     ID
 	conn   *Conn
-	done   chan struct{} // closed once result or err is set
+	over   atomic.Bool   // set once result or err is set (see complete)
+	done   chan struct{} // made by the first to wait for it (see Done); closed once over. Guarded by conn.mu.
 	result json.RawMessage
 	err    error
-	then   Completion // told once done is closed, by whoever closed it (see Then)
+	then   Completion // told once the call is over, by whoever ended it (see Then)
 }
 
 // ID is the id the request was sent with.
 func (call *Call) ID() ID { return call.id }
 
 // Done is closed once the call has its response (or has failed): Wait
-// then returns at once.
-func (call *Call) Done() <-chan struct{} { return call.done }
+// then returns at once. The channel is made for the first caller: a call
+// that nobody waits on (see Then, Over) costs none.
+func (call *Call) Done() <-chan struct{} {
+	c := call.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if call.done == nil {
+		call.done = make(chan struct{})
+		if call.over.Load() {
+			close(call.done)
+		}
+	}
+	return call.done
+}
+
+// Over reports whether the call has its response (or has failed): Done
+// is closed, and Wait returns at once.
+func (call *Call) Over() bool { return call.over.Load() }
+
+// complete sets the call's outcome and closes Done; once only, by whoever
+// took the call out of pending.
+func (call *Call) complete(result json.RawMessage, err error) {
+	call.result, call.err = result, err
+	c := call.conn
+	c.mu.Lock()
+	call.over.Store(true)
+	done := call.done
+	c.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
+}
 
 // Wait returns the response. If ctx ends first the call is retired (a late
 // response is dropped) and ctx's error returned; telling the peer is the
 // caller's business, since cancellation is not part of JSON-RPC.
 func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
+	if call.over.Load() {
+		return call.result, call.err
+	}
 	select {
-	case <-call.done:
+	case <-call.Done():
 		return call.result, call.err
 	case <-ctx.Done():
 		if !call.conn.deliver(call.id, nil, ctx.Err()) {
-			<-call.done // answered meanwhile
+			<-call.Done() // answered meanwhile
 			return call.result, call.err
 		}
 		call.conn.rememberAbandoned(call.id)
@@ -815,7 +849,7 @@ func (c *Conn) newCall() (*Call, error) {
 		return nil, ErrClosed
 	}
 	c.nextID++
-	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
+	call := &Call{id: IntID(c.nextID), conn: c}
 	c.pending[call.id] = call
 	return call, nil
 }
@@ -837,8 +871,8 @@ func (c *Conn) Go(ctx context.Context, method string, params json.RawMessage) (*
 		}
 		c.deliver(call.id, nil, err)
 		// The reader may have retired the call first; either way its error
-		// is set once done is closed, and not before.
-		<-call.done
+		// is set once Done is closed, and not before.
+		<-call.Done()
 		return nil, call.err
 	}
 	return call, nil
@@ -897,8 +931,7 @@ func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork)
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if ok {
-		call.result, call.err = result, err
-		close(call.done)
+		call.complete(result, err)
 		if call.then != nil {
 			call.then.Completed(cork)
 		}
@@ -921,8 +954,7 @@ func (c *Conn) retireAll(cause error) {
 		err = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
 	for _, call := range pending {
-		call.err = err
-		close(call.done)
+		call.complete(nil, err)
 		if call.then != nil {
 			call.then.Completed(nil)
 		}

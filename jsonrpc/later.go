@@ -117,7 +117,7 @@ func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params j
 		err = fmt.Errorf("%w: %v", ErrClosed, err)
 	}
 	c.deliver(call.id, nil, err)
-	<-call.done
+	<-call.Done()
 	return nil, call.err
 }
 
@@ -133,7 +133,7 @@ func (call *Call) Then(f Completion) bool {
 	c.mu.Lock()
 	if c.pending[call.id] != call {
 		c.mu.Unlock()
-		<-call.done
+		<-call.Done()
 		return false
 	}
 	call.then = f

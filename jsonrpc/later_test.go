@@ -206,20 +206,15 @@ func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
 func TestThenWaitsForACompletionUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &Conn{pending: map[ID]*Call{}}
-		call := &Call{id: IntID(1), conn: c, done: make(chan struct{})} // delivered: no longer pending
+		call := &Call{id: IntID(1), conn: c} // delivered: no longer pending
 		type outcome struct{ registered, doneAtReturn bool }
 		result := make(chan outcome, 1)
 		go func() {
 			registered := call.Then(completionFunc(func(*Cork) {}))
-			select {
-			case <-call.done:
-				result <- outcome{registered, true}
-			default:
-				result <- outcome{registered, false}
-			}
+			result <- outcome{registered, call.Over()}
 		}()
 		synctest.Wait()
-		close(call.done) // the completion closes Done
+		call.complete(nil, nil) // the completion closes Done
 		if o := <-result; o.registered || !o.doneAtReturn {
 			t.Fatalf("Then on a call being completed: registered %v, Done closed when it returned %v; want false, true", o.registered, o.doneAtReturn)
 		}

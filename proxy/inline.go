@@ -207,13 +207,12 @@ func (ic *inlineCall) Completed(cork *jsonrpc.Cork) { ic.event(cork) }
 // (once) as the call is done. cork is the calling goroutine's, if it has
 // one (see jsonrpc.Cork).
 func (ic *inlineCall) event(cork *jsonrpc.Cork) {
-	select {
-	case <-ic.call.Done():
-		if ic.over.CompareAndSwap(false, true) {
-			ic.answered(cork)
-		}
-	default:
+	if !ic.call.Over() {
 		ic.call.Abandon(ic.rc.Err()) // done now: the call's hook runs event again
+		return
+	}
+	if ic.over.CompareAndSwap(false, true) {
+		ic.answered(cork)
 	}
 }
 
