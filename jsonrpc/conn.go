@@ -105,6 +105,7 @@ type Conn struct {
 	cork          Cork               // the reader's; only it uses it
 	readCork      *Cork              // &cork when the stream says before it reads (ReadAheadStream); else nil: nothing is held
 	answer        Message            // the reader's: an answer is decoded here, since nothing keeps it (see dispatch)
+	method        string             // the reader's: the last method it decoded (see decode)
 	envelope      rawjson.MemberList // the reader's: every message's envelope is split into it
 
 	mu            sync.Mutex
@@ -348,7 +349,7 @@ func (c *Conn) dispatch(data []byte) {
 	// Decoded in place: an answer, once delivered, is not kept (its
 	// result is a slice of data), and neither is any envelope's split.
 	// Anything else may be, and gets a Message of its own.
-	msg, err := decode(data, &c.answer, c.envelope)
+	msg, err := decode(data, &c.answer, c.envelope, &c.method)
 	if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
 		*kept = *msg

@@ -116,7 +116,8 @@ func FuzzDecode(f *testing.F) {
 		// left as the last message left them: the same message comes out.
 		scratch := Message{ID: IntID(99), Method: "stale", Result: json.RawMessage(`1`), Error: &Error{Code: 1}, Size: 7}
 		envelope := rawjson.MemberList{{Key: "stale", Value: json.RawMessage(`1`)}}
-		inPlace, errInPlace := decode(data, &scratch, envelope[:0])
+		method := "tools/call"
+		inPlace, errInPlace := decode(data, &scratch, envelope[:0], &method)
 		if fmt.Sprint(err) != fmt.Sprint(errInPlace) || (m == nil) != (inPlace == nil) {
 			t.Fatalf("decoded in place: %v, %v; Decode: %v, %v", inPlace, errInPlace, m, err)
 		}
@@ -144,4 +145,26 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip changed the message: %s vs %s", m.Encode(), again.Encode())
 		}
 	})
+}
+
+// A reader's last method is reused only for the same method written the
+// same way, with no escape: "a\b" in JSON is not the string a\b.
+func TestDecodeMethodReusesOnlyTheSame(t *testing.T) {
+	for _, c := range []struct{ last, raw, want string }{
+		{"tools/call", `"tools/call"`, "tools/call"},
+		{"tools/call", `"tools\/call"`, "tools/call"},
+		{"tools/call", `"tools/list"`, "tools/list"},
+		{`a\b`, `"a\b"`, "a\b"},
+		{`a\\b`, `"a\\b"`, `a\b`},
+	} {
+		last := c.last
+		if got := decodeMethod([]byte(c.raw), &last); got != c.want || last != c.want {
+			t.Errorf("decodeMethod(%s) after %q = %q, last %q; want %q", c.raw, c.last, got, last, c.want)
+		}
+	}
+	last := "tools/call"
+	raw := []byte(`"tools/call"`)
+	if n := testing.AllocsPerRun(100, func() { decodeMethod(raw, &last) }); n != 0 {
+		t.Errorf("the same method again took %v allocations, want none", n)
+	}
 }
