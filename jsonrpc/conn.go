@@ -774,15 +774,21 @@ func (call *Call) Over() bool { return call.over.Load() }
 // complete sets the call's outcome and closes Done; once only, by whoever
 // took the call out of pending.
 func (call *Call) complete(result json.RawMessage, err error) {
-	call.result, call.err = result, err
 	c := call.conn
 	c.mu.Lock()
-	call.over.Store(true)
-	done := call.done
+	done := call.completeLocked(result, err)
 	c.mu.Unlock()
 	if done != nil {
 		close(done)
 	}
+}
+
+// completeLocked sets the call's outcome and returns Done, if made, for
+// the caller to close once conn.mu is released. conn.mu held.
+func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}) {
+	call.result, call.err = result, err
+	call.over.Store(true)
+	return call.done
 }
 
 // Wait returns the response. If ctx ends first the call is retired (a late
@@ -929,10 +935,16 @@ func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
 func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork) bool {
 	c.mu.Lock()
 	call, ok := c.pending[id]
-	delete(c.pending, id)
+	var done chan struct{}
+	if ok {
+		delete(c.pending, id)
+		done = call.completeLocked(result, err) // one critical section a call, not two
+	}
 	c.mu.Unlock()
 	if ok {
-		call.complete(result, err)
+		if done != nil {
+			close(done)
+		}
 		if call.then != nil {
 			call.then.Completed(cork)
 		}
