@@ -54,17 +54,14 @@ type inlineCall struct {
 	rc    requestContext
 	rec   auditRecord
 	start time.Time
-	on    func()      // event without a cork, made once: the reply's hook (see event)
 	over  atomic.Bool // the second half has begun
 
-	rt      route
-	name    string // as the client wrote it
-	params  json.RawMessage
-	w       *wire
-	dl      *deadline
-	release func()
-	caller  *caller
-	call    *jsonrpc.Call
+	rt     route
+	name   string // as the client wrote it
+	w      *wire
+	dl     *deadline
+	caller *caller
+	call   *jsonrpc.Call
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -76,11 +73,12 @@ func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonr
 	}
 	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
 	s.servingIn(&ic.rc, ctx, msg)
-	if !ic.prepare() {
+	params, ok := ic.prepare()
+	if !ok {
 		ic.rc.hold.release()
 		return false
 	}
-	ic.send(cork)
+	ic.send(params, cork)
 	return true
 }
 
@@ -94,58 +92,57 @@ func (s *session) readyForCalls() bool {
 }
 
 // prepare checks that the call can go this way, and takes its place among
-// max_concurrent: false, with nothing held, when it cannot.
-func (ic *inlineCall) prepare() bool {
+// max_concurrent: false, with nothing held, when it cannot. params are the
+// request's as the server gets them (named as it lists the tool).
+func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	s, ctx := ic.s, context.Context(&ic.rc)
 	ms, name, err := requestStringParam(ctx, ic.msg.Params, "name")
 	if err != nil {
-		return false
+		return nil, false
 	}
 	if _, meta := ms.Get("_meta"); meta {
 		// Written with an escape ("\u005fmeta"), which inline's search
 		// misses: it may carry a progress token to map, or an envelope.
-		return false
+		return nil, false
 	}
 	rt, listed := s.g.resolveListed(kindTools, name)
 	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
-		return false
+		return nil, false
 	}
 	up := rt.up
 	if sp := up.base.policies.Load(); sp != nil && !sp.chain.Quick() {
-		return false
+		return nil, false
 	}
 	w, err := up.connectionNoWait()
 	if err != nil || w.ended() || w.isModern() {
-		return false
+		return nil, false
 	}
 	if _, stdio := w.link.(*process); !stdio {
-		return false
+		return nil, false
 	}
-	release, free := up.base.limit.tryAcquire()
-	if !free {
-		return false
+	if !up.base.limit.tryAcquire() {
+		return nil, false
 	}
-	ic.params = ic.msg.Params
+	params = ic.msg.Params
 	if rt.name != name {
-		ic.params = ms.Replace(ic.params, "name", quote(rt.name))
+		params = ms.Replace(params, "name", quote(rt.name))
 	}
-	ic.rt, ic.name, ic.w, ic.release = rt, name, w, release
-	return true
+	ic.rt, ic.name, ic.w = rt, name, w
+	return params, true
 }
 
 // send runs the request's policies and sends it: from here on the call is
 // committed, and answered through finish. cork is the client's reader's.
-func (ic *inlineCall) send(cork *jsonrpc.Cork) {
+func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
 	ic.rec = s.record(ic.msg)
 	rec := &ic.rec
-	ic.on = func() { ic.event(nil) }
-	params, routed, err := ic.checkRequest(ctx)
+	params, routed, err := ic.checkRequest(ctx, params)
 	if err != nil {
 		if routed {
 			rec.routed(rt, ic.name)
 		}
-		ic.release()
+		ic.rt.up.base.limit.release()
 		ic.rc.hold.release()
 		ic.over.Store(true)
 		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
@@ -171,9 +168,9 @@ func (ic *inlineCall) send(cork *jsonrpc.Cork) {
 // checkRequest runs the request's policies, as forwardChecked does; a
 // panic in them is an internal error, as dispatch makes it, and the
 // request is then recorded unrouted.
-func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage, routed bool, err error) {
+func (ic *inlineCall) checkRequest(ctx context.Context, params json.RawMessage) (_ json.RawMessage, routed bool, err error) {
 	defer ic.s.g.recoverRequest(ic.msg, &err)
-	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, ic.params, &ic.rec)
+	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, params, &ic.rec)
 	return params, true, err
 }
 
@@ -188,7 +185,7 @@ func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	ic.call = call
 	ic.caller.sent(call.ID())
 	ic.dl.sent(call)
-	if !ic.reply.OnEnd(ic.on) {
+	if !ic.reply.OnEnd(func() { ic.event(nil) }) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
 	if !ic.call.Then(ic) {
@@ -245,7 +242,7 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 		err = ic.rt.up.callFailed(ctx, ic.w, ic.call, ic.dl, methodToolsCall, err)
 	}
 	ic.caller.done()
-	ic.release()
+	ic.rt.up.base.limit.release()
 	ic.dl.end()
 	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)
 }
@@ -263,15 +260,16 @@ func (g *Gateway) auditNeverWaits() bool {
 	return g.audit == nil || g.live().cfg.Audit.Sync != config.SyncAlways && g.audit.w.Regular()
 }
 
-// tryAcquire takes a place if one is free now, never waiting.
-func (l *limiter) tryAcquire() (func(), bool) {
+// tryAcquire takes a place if one is free now, never waiting; release
+// gives it back.
+func (l *limiter) tryAcquire() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.max > 0 && l.inFlight >= l.max {
-		return nil, false
+		return false
 	}
 	l.inFlight++
-	return l.giveBack, true
+	return true
 }
 
 // resolveListed is resolve for a name the name table knows: it never
