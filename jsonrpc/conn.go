@@ -83,8 +83,9 @@ type Options struct {
 	// serves the request as usual), or true to answer it later through
 	// r (see Reply): the request stays in flight until then. It must not
 	// block, and may only start what finishes without waiting (see
-	// GoNoWait).
-	Inline func(ctx context.Context, msg *Message, r *Reply) bool
+	// GoNoWait). cork, if not nil, is the reader's (see Cork): what it
+	// writes may wait until the reader reads again.
+	Inline func(ctx context.Context, msg *Message, r *Reply, cork *Cork) bool
 }
 
 // Conn is one JSON-RPC connection. It is symmetric: it makes calls with ids
@@ -98,9 +99,14 @@ type Conn struct {
 
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
-	readerDone    chan struct{}  // closed when the reader goroutine has returned
-	jobs          chan *inFlight // unbuffered: handed to an idle handler goroutine (see runHandler)
-	idleHandlers  atomic.Int32   // handler goroutines waiting on jobs
+	readerDone    chan struct{}      // closed when the reader goroutine has returned
+	jobs          chan *inFlight     // unbuffered: handed to an idle handler goroutine (see runHandler)
+	idleHandlers  atomic.Int32       // handler goroutines waiting on jobs
+	cork          Cork               // the reader's; only it uses it
+	readCork      *Cork              // &cork when the stream says before it reads (ReadAheadStream); else nil: nothing is held
+	answer        Message            // the reader's: an answer is decoded here, since nothing keeps it (see dispatch)
+	method        string             // the reader's: the last method it decoded (see decode)
+	envelope      rawjson.MemberList // the reader's: every message's envelope is split into it
 
 	mu            sync.Mutex
 	nextID        int64
@@ -141,12 +147,16 @@ func NewConn(s Stream, opts Options) *Conn {
 		jobs:          make(chan *inFlight),
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
+		envelope:      make(rawjson.MemberList, 0, 8), // "jsonrpc", "id", "method", "params", "result", "error"
 	}
 	return c
 }
 
 // Start begins reading and serving. Call it once.
 func (c *Conn) Start() *Conn {
+	if ra, ok := c.stream.(ReadAheadStream); ok && ra.BeforeRead(c.cork.Flush) {
+		c.readCork = &c.cork
+	}
 	go c.read()
 	return c
 }
@@ -227,6 +237,7 @@ var background = context.Background()
 
 func (c *Conn) read() {
 	defer close(c.readerDone)
+	defer c.readCork.Flush()
 	if ds, ok := c.stream.(DirectStream); ok {
 		ds.ServeDirect(c.serveDirect)
 	}
@@ -238,7 +249,8 @@ func (c *Conn) read() {
 			var msg *Message
 			msg, data, err = mr.ReadMessage()
 			if msg != nil {
-				if resp := c.serve(msg, nil, nil); resp != nil {
+				if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+					c.readCork.Flush()
 					c.write(resp)
 				}
 				continue
@@ -263,6 +275,7 @@ func (c *Conn) read() {
 // for its timeout would help nobody), a request is answered with an error,
 // anything else is reported and dropped.
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
+	c.readCork.Flush() // what follows may write, and wait
 	id, method, kind := peekPrefix(e.Prefix)
 	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
@@ -333,12 +346,22 @@ func (c *Conn) dispatch(data []byte) {
 		c.dispatchBatch(trimmed)
 		return
 	}
-	msg, err := Decode(data)
+	// Decoded in place: an answer, once delivered, is not kept (its
+	// result is a slice of data), and neither is any envelope's split.
+	// Anything else may be, and gets a Message of its own.
+	msg, err := decode(data, &c.answer, c.envelope, &c.method)
+	if msg != nil && (err != nil || !msg.IsResponse()) {
+		kept := new(Message)
+		*kept = *msg
+		msg = kept
+	}
 	if err != nil {
+		c.readCork.Flush() // what follows may write, and wait
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serve(msg, nil, nil); resp != nil {
+	if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+		c.readCork.Flush()
 		c.write(resp)
 	}
 }
@@ -372,17 +395,24 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 // goroutine, or, when here is not nil, is set in *here for the caller to
 // run (see DirectStream).
 func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message {
+	return c.serveWith(msg, batch, here, nil)
+}
+
+// serveWith is serve on the reader goroutine, whose cork is given (see
+// Cork): an answer's completion and an inline request may write through it.
+func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork *Cork) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
 		if msg.Error != nil {
 			err = msg.Error
 		}
-		if !c.deliver(msg.ID, msg.Result, err) && !c.wasAbandoned(msg.ID) {
+		if !c.deliverWith(msg.ID, msg.Result, err, cork) && !c.wasAbandoned(msg.ID) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil
 	case msg.IsNotification():
+		cork.Flush() // a notification's handler is not told of the cork, and may write
 		if c.opts.Handler != nil {
 			c.opts.Handler.Handle(c.handlerCtx, msg)
 		}
@@ -392,11 +422,13 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 	c.mu.Lock()
 	if _, dup := c.incoming[msg.ID]; dup {
 		c.mu.Unlock()
+		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)
 		c.mu.Unlock()
+		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
 	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
@@ -417,7 +449,7 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
-	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight)) {
+	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight), cork) {
 		return nil // answered through the Reply
 	}
 	if here != nil {
@@ -458,6 +490,17 @@ func (f *inFlight) answer() *Message {
 // finish takes the request out of flight and ends its context; it returns
 // the response to send, nil when the peer cancelled the request.
 func (f *inFlight) finish(result json.RawMessage, err error) *Message {
+	resp, answered := f.finishIn(result, err)
+	if !answered {
+		return nil
+	}
+	return &resp
+}
+
+// finishIn is finish returning the response as a value (a caller that
+// writes it at once keeps it on its stack); answered is false when the
+// peer cancelled the request.
+func (f *inFlight) finishIn(result json.RawMessage, err error) (resp Message, answered bool) {
 	c, msg := f.c, f.msg
 	defer f.end(context.Canceled)
 	c.mu.Lock()
@@ -471,12 +514,12 @@ func (f *inFlight) finish(result json.RawMessage, err error) *Message {
 		if rw, ok := c.stream.(RelatedWriter); ok {
 			rw.WriteRelated(background, nil, msg.ID, true)
 		}
-		return nil
+		return Message{}, false
 	}
 	if err != nil {
-		return &Message{ID: msg.ID, Error: ToWire(err)}
+		return Message{ID: msg.ID, Error: ToWire(err)}, true
 	}
-	return &Message{ID: msg.ID, Result: result}
+	return Message{ID: msg.ID, Result: result}, true
 }
 
 // maxIdleHandlers bounds the handler goroutines a connection keeps waiting
@@ -592,6 +635,7 @@ func (b *batchCollector) add(m *Message) {
 // dispatchBatch serves a JSON array of messages, when batches are allowed,
 // and answers with one array of the responses.
 func (c *Conn) dispatchBatch(data []byte) {
+	c.readCork.Flush() // a batch may write, and wait
 	if c.opts.Batches == nil || !c.opts.Batches() {
 		c.badInput(errors.New("batch received but batches are not allowed in this protocol version"))
 		c.write(&Message{Error: ToWire(fmt.Errorf("%w: batches are not supported in this protocol version", ErrInvalidRequest))})
@@ -697,29 +741,69 @@ func (c *Conn) badInput(err error) {
 type Call struct {
 	id     ID
 	conn   *Conn
-	done   chan struct{} // closed once result or err is set
+	over   atomic.Bool   // set once result or err is set (see complete)
+	done   chan struct{} // made by the first to wait for it (see Done); closed once over. Guarded by conn.mu.
 	result json.RawMessage
 	err    error
-	then   func() // run once done is closed, by whoever closed it (see Then)
+	then   Completion // told once the call is over, by whoever ended it (see Then)
 }
 
 // ID is the id the request was sent with.
 func (call *Call) ID() ID { return call.id }
 
 // Done is closed once the call has its response (or has failed): Wait
-// then returns at once.
-func (call *Call) Done() <-chan struct{} { return call.done }
+// then returns at once. The channel is made for the first caller: a call
+// that nobody waits on (see Then, Over) costs none.
+func (call *Call) Done() <-chan struct{} {
+	c := call.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if call.done == nil {
+		call.done = make(chan struct{})
+		if call.over.Load() {
+			close(call.done)
+		}
+	}
+	return call.done
+}
+
+// Over reports whether the call has its response (or has failed): Done
+// is closed, and Wait returns at once.
+func (call *Call) Over() bool { return call.over.Load() }
+
+// complete sets the call's outcome and closes Done; once only, by whoever
+// took the call out of pending.
+func (call *Call) complete(result json.RawMessage, err error) {
+	c := call.conn
+	c.mu.Lock()
+	done := call.completeLocked(result, err)
+	c.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
+}
+
+// completeLocked sets the call's outcome and returns Done, if made, for
+// the caller to close once conn.mu is released. conn.mu held.
+func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}) {
+	call.result, call.err = result, err
+	call.over.Store(true)
+	return call.done
+}
 
 // Wait returns the response. If ctx ends first the call is retired (a late
 // response is dropped) and ctx's error returned; telling the peer is the
 // caller's business, since cancellation is not part of JSON-RPC.
 func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
+	if call.over.Load() {
+		return call.result, call.err
+	}
 	select {
-	case <-call.done:
+	case <-call.Done():
 		return call.result, call.err
 	case <-ctx.Done():
 		if !call.conn.deliver(call.id, nil, ctx.Err()) {
-			<-call.done // answered meanwhile
+			<-call.Done() // answered meanwhile
 			return call.result, call.err
 		}
 		call.conn.rememberAbandoned(call.id)
@@ -772,7 +856,7 @@ func (c *Conn) newCall() (*Call, error) {
 		return nil, ErrClosed
 	}
 	c.nextID++
-	call := &Call{id: IntID(c.nextID), conn: c, done: make(chan struct{})}
+	call := &Call{id: IntID(c.nextID), conn: c}
 	c.pending[call.id] = call
 	return call, nil
 }
@@ -794,8 +878,8 @@ func (c *Conn) Go(ctx context.Context, method string, params json.RawMessage) (*
 		}
 		c.deliver(call.id, nil, err)
 		// The reader may have retired the call first; either way its error
-		// is set once done is closed, and not before.
-		<-call.done
+		// is set once Done is closed, and not before.
+		<-call.Done()
 		return nil, call.err
 	}
 	return call, nil
@@ -843,15 +927,26 @@ func (c *Conn) isPending(id ID) bool {
 // deliver completes the pending call id, exactly once. It reports whether
 // the call was still pending.
 func (c *Conn) deliver(id ID, result json.RawMessage, err error) bool {
+	return c.deliverWith(id, result, err, nil)
+}
+
+// deliverWith is deliver on a goroutine whose cork is given (the reader's,
+// see Cork), which the call's Completion may write through.
+func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork) bool {
 	c.mu.Lock()
 	call, ok := c.pending[id]
-	delete(c.pending, id)
+	var done chan struct{}
+	if ok {
+		delete(c.pending, id)
+		done = call.completeLocked(result, err) // one critical section a call, not two
+	}
 	c.mu.Unlock()
 	if ok {
-		call.result, call.err = result, err
-		close(call.done)
+		if done != nil {
+			close(done)
+		}
 		if call.then != nil {
-			call.then()
+			call.then.Completed(cork)
 		}
 	}
 	return ok
@@ -872,10 +967,9 @@ func (c *Conn) retireAll(cause error) {
 		err = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
 	for _, call := range pending {
-		call.err = err
-		close(call.done)
+		call.complete(nil, err)
 		if call.then != nil {
-			call.then()
+			call.then.Completed(nil)
 		}
 	}
 }

@@ -24,18 +24,21 @@ type Reply inFlight
 // Answer sends the request's answer (err if not nil, else result), once;
 // nothing is sent when the peer cancelled the request. It never waits: when
 // the stream cannot take the answer at once (see NoWaitWriter), a
-// goroutine writes it.
-func (r *Reply) Answer(result json.RawMessage, err error) {
+// goroutine writes it. cork, if not nil, is the calling goroutine's (see
+// Cork): the answer may wait for it.
+func (r *Reply) Answer(result json.RawMessage, err error, cork *Cork) {
 	f := (*inFlight)(r)
 	c := f.c
-	resp := f.finish(result, err)
-	if resp == nil || c.writeNoWait(resp) {
+	resp, answered := f.finishIn(result, err)
+	if !answered || c.writeNoWait(&resp, cork) {
 		c.handlerDone()
 		return
 	}
+	later := new(Message) // resp stays on the stack when it went out at once
+	*later = resp
 	go func() {
 		defer c.handlerDone()
-		c.write(resp)
+		c.write(later)
 	}()
 }
 
@@ -61,8 +64,9 @@ func (r *Reply) OnEnd(f func()) bool {
 type NoWaitWriter interface {
 	// WriteNoWait takes msg, as WriteRelated does, if it can without
 	// waiting; taken is false when it would have to wait, and then nothing
-	// of msg was taken.
-	WriteNoWait(msg []byte, related ID, final bool) (taken bool, err error)
+	// of msg was taken. cork, if not nil, is the calling goroutine's: the
+	// stream may hold msg until the cork is flushed (see Cork).
+	WriteNoWait(msg []byte, related ID, final bool, cork *Cork) (taken bool, err error)
 }
 
 // ErrWouldWait is GoNoWait's error when the request could not be handed to
@@ -71,12 +75,12 @@ var ErrWouldWait = errors.New("the stream cannot take the request without waitin
 
 // writeNoWait sends a response if the stream takes it without waiting; it
 // reports false when it must be written as usual (c.write).
-func (c *Conn) writeNoWait(m *Message) bool {
+func (c *Conn) writeNoWait(m *Message, cork *Cork) bool {
 	nw, ok := c.stream.(NoWaitWriter)
 	if !ok || len(m.Result) >= spliceMin {
 		return false
 	}
-	taken, err := nw.WriteNoWait(m.Encode(), m.ID, true)
+	taken, err := nw.WriteNoWait(m.Encode(), m.ID, true, cork)
 	if err != nil {
 		c.writeFailed(err) // a closed stream is reported once, as c.write does
 		return true
@@ -88,8 +92,9 @@ func (c *Conn) writeNoWait(m *Message) bool {
 // if the stream takes it at once (see NoWaitWriter); else nothing is sent
 // and the error is ErrWouldWait (ErrClosed when the connection is closed).
 // ctx only says which of the peer's requests the call belongs to (see
-// RelatedTo).
-func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessage) (*Call, error) {
+// RelatedTo). cork, if not nil, is the calling goroutine's (see Cork): the
+// request may wait for it.
+func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params json.RawMessage) (*Call, error) {
 	nw, ok := c.stream.(NoWaitWriter)
 	if !ok {
 		return nil, ErrWouldWait
@@ -99,7 +104,7 @@ func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	taken, err := nw.WriteNoWait((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false)
+	taken, err := nw.WriteNoWait((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false, cork)
 	if err == nil && taken {
 		return call, nil
 	}
@@ -112,22 +117,23 @@ func (c *Conn) GoNoWait(ctx context.Context, method string, params json.RawMessa
 		err = fmt.Errorf("%w: %v", ErrClosed, err)
 	}
 	c.deliver(call.id, nil, err)
-	<-call.done
+	<-call.Done()
 	return nil, call.err
 }
 
-// Then has f run once the call is done (Done closed), on the goroutine
-// that completes it: the reader that read its answer, the one that called
-// Abandon or Close, or the reader as it stops. f must not block. Then
-// reports false, and f is not run, when the call is done already: Done is
-// closed then (a completion under way is waited for: it closes Done at
-// once), and the caller goes on itself. Call it at most once.
-func (call *Call) Then(f func()) bool {
+// Then has f told once the call is done (Done closed), on the goroutine
+// that completes it: the reader that read its answer (with its cork), the
+// one that called Abandon or Close, or the reader as it stops. f must not
+// block. Then reports false, and f is not told, when the call is done
+// already: Done is closed then (a completion under way is waited for: it
+// closes Done at once), and the caller goes on itself. Call it at most
+// once.
+func (call *Call) Then(f Completion) bool {
 	c := call.conn
 	c.mu.Lock()
 	if c.pending[call.id] != call {
 		c.mu.Unlock()
-		<-call.done
+		<-call.Done()
 		return false
 	}
 	call.then = f

@@ -17,12 +17,17 @@ type noWaitStream struct {
 	full atomic.Bool
 }
 
-func (s *noWaitStream) WriteNoWait(msg []byte, related ID, final bool) (bool, error) {
+func (s *noWaitStream) WriteNoWait(msg []byte, related ID, final bool, _ *Cork) (bool, error) {
 	if s.full.Load() {
 		return false, nil
 	}
 	return true, s.Write(context.Background(), msg)
 }
+
+// completionFunc adapts a function to Completion.
+type completionFunc func(*Cork)
+
+func (f completionFunc) Completed(cork *Cork) { f(cork) }
 
 // inlinePair connects a client to a server whose requests are all taken by
 // inline, which gets each Reply on the server's reader.
@@ -32,7 +37,8 @@ func inlinePair(t *testing.T, inline func(ctx context.Context, msg *Message, r *
 	sr, cw := io.Pipe()
 	serverStream = &noWaitStream{Stream: NewLineStream(sr, sw, multiCloser{sr, sw}, 0)}
 	client = NewConn(&noWaitStream{Stream: NewLineStream(cr, cw, multiCloser{cr, cw}, 0)}, Options{}).Start()
-	server = NewConn(serverStream, Options{Inline: inline, Handler: HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
+	inlineCorked := func(ctx context.Context, msg *Message, r *Reply, _ *Cork) bool { return inline(ctx, msg, r) }
+	server = NewConn(serverStream, Options{Inline: inlineCorked, Handler: HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		return json.RawMessage(`"handler"`), nil
 	})}).Start()
 	t.Cleanup(func() { client.Close(); server.Close() })
@@ -62,7 +68,7 @@ func TestInlineRequestAnsweredLater(t *testing.T) {
 	if err := server.Wait(cancelled); err == nil {
 		t.Fatal("Wait returned at once while a reply was pending; it must wait for it")
 	}
-	r.Answer(json.RawMessage(`"later"`), nil)
+	r.Answer(json.RawMessage(`"later"`), nil, nil)
 	if res, err := call.Wait(ctx); err != nil || string(res) != `"later"` {
 		t.Fatalf("answered later = %s, %v", res, err)
 	}
@@ -94,13 +100,13 @@ func TestInlineRequestCancelledByPeerIsNotAnswered(t *testing.T) {
 		t.Fatal("CancelIncoming found no request in flight for a pending reply")
 	}
 	<-ended
-	f.r.Answer(json.RawMessage(`"first"`), nil)
+	f.r.Answer(json.RawMessage(`"first"`), nil, nil)
 	second, err := client.Go(ctx, "second", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := <-replies
-	s.r.Answer(json.RawMessage(`"second"`), nil)
+	s.r.Answer(json.RawMessage(`"second"`), nil, nil)
 	if _, err := second.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,25 +124,25 @@ func TestGoNoWaitThen(t *testing.T) {
 		return true
 	})
 	ctx := watchdog(t)
-	call, err := client.GoNoWait(ctx, "m", nil)
+	call, err := client.GoNoWait(ctx, nil, "m", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan json.RawMessage, 1)
-	if !call.Then(func() {
+	if !call.Then(completionFunc(func(*Cork) {
 		res, err := call.Wait(context.Background()) // done: returns at once
 		if err != nil {
 			t.Error(err)
 		}
 		ran <- res
-	}) {
+	})) {
 		t.Fatal("Then on a call not yet answered reported it done")
 	}
-	(<-answers).Answer(json.RawMessage(`"ok"`), nil)
+	(<-answers).Answer(json.RawMessage(`"ok"`), nil, nil)
 	if res := <-ran; string(res) != `"ok"` {
 		t.Fatalf("then saw %s", res)
 	}
-	if call.Then(func() { t.Error("then ran for a call done already") }) {
+	if call.Then(completionFunc(func(*Cork) { t.Error("then ran for a call done already") })) {
 		t.Fatal("Then on a call done already reported it pending")
 	}
 }
@@ -145,11 +151,11 @@ func TestGoNoWaitThenRunsOnAbandonAndClose(t *testing.T) {
 	client, _, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool { return true })
 	ctx := watchdog(t)
 	giveUp := errors.New("given up")
-	abandoned, _ := client.GoNoWait(ctx, "a", nil)
-	closed, _ := client.GoNoWait(ctx, "b", nil)
+	abandoned, _ := client.GoNoWait(ctx, nil, "a", nil)
+	closed, _ := client.GoNoWait(ctx, nil, "b", nil)
 	errs := make(chan error, 2)
 	for _, call := range []*Call{abandoned, closed} {
-		call.Then(func() { _, err := call.Wait(context.Background()); errs <- err })
+		call.Then(completionFunc(func(*Cork) { _, err := call.Wait(context.Background()); errs <- err }))
 	}
 	abandoned.Abandon(giveUp)
 	if err := <-errs; !errors.Is(err, giveUp) {
@@ -163,11 +169,11 @@ func TestGoNoWaitThenRunsOnAbandonAndClose(t *testing.T) {
 
 func TestGoNoWaitSendsNothingWhenItWouldWait(t *testing.T) {
 	client, _, _ := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
-		r.Answer(json.RawMessage(`"ok"`), nil)
+		r.Answer(json.RawMessage(`"ok"`), nil, nil)
 		return true
 	})
 	client.stream.(*noWaitStream).full.Store(true)
-	if _, err := client.GoNoWait(context.Background(), "m", nil); !errors.Is(err, ErrWouldWait) {
+	if _, err := client.GoNoWait(context.Background(), nil, "m", nil); !errors.Is(err, ErrWouldWait) {
 		t.Fatalf("GoNoWait on a full stream: %v, want ErrWouldWait", err)
 	}
 	client.mu.Lock()
@@ -184,7 +190,7 @@ func TestGoNoWaitSendsNothingWhenItWouldWait(t *testing.T) {
 
 func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
 	client, _, serverStream := inlinePair(t, func(ctx context.Context, msg *Message, r *Reply) bool {
-		r.Answer(json.RawMessage(`"ok"`), nil) // on the reader: must not wait
+		r.Answer(json.RawMessage(`"ok"`), nil, nil) // on the reader: must not wait
 		return true
 	})
 	serverStream.full.Store(true)
@@ -200,20 +206,15 @@ func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
 func TestThenWaitsForACompletionUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &Conn{pending: map[ID]*Call{}}
-		call := &Call{id: IntID(1), conn: c, done: make(chan struct{})} // delivered: no longer pending
+		call := &Call{id: IntID(1), conn: c} // delivered: no longer pending
 		type outcome struct{ registered, doneAtReturn bool }
 		result := make(chan outcome, 1)
 		go func() {
-			registered := call.Then(func() {})
-			select {
-			case <-call.done:
-				result <- outcome{registered, true}
-			default:
-				result <- outcome{registered, false}
-			}
+			registered := call.Then(completionFunc(func(*Cork) {}))
+			result <- outcome{registered, call.Over()}
 		}()
 		synctest.Wait()
-		close(call.done) // the completion closes Done
+		call.complete(nil, nil) // the completion closes Done
 		if o := <-result; o.registered || !o.doneAtReturn {
 			t.Fatalf("Then on a call being completed: registered %v, Done closed when it returned %v; want false, true", o.registered, o.doneAtReturn)
 		}
@@ -227,11 +228,11 @@ type closingNoWaitStream struct {
 	shut atomic.Bool
 }
 
-func (s *closingNoWaitStream) WriteNoWait(msg []byte, related ID, final bool) (bool, error) {
+func (s *closingNoWaitStream) WriteNoWait(msg []byte, related ID, final bool, cork *Cork) (bool, error) {
 	if s.shut.Load() {
 		return false, ErrClosed
 	}
-	return s.noWaitStream.WriteNoWait(msg, related, final)
+	return s.noWaitStream.WriteNoWait(msg, related, final, cork)
 }
 
 func (s *closingNoWaitStream) Write(ctx context.Context, msg []byte) error {
@@ -252,7 +253,7 @@ func TestInlineAnswersToAClosedStreamAreReportedOnce(t *testing.T) {
 	var reports atomic.Int32
 	client := NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{}).Start()
 	server := NewConn(stream, Options{
-		Inline:     func(ctx context.Context, msg *Message, r *Reply) bool { replies <- r; return true },
+		Inline:     func(ctx context.Context, msg *Message, r *Reply, _ *Cork) bool { replies <- r; return true },
 		OnBadInput: func(error) { reports.Add(1) },
 	}).Start()
 	t.Cleanup(func() { client.Close(); server.Close() })
@@ -264,8 +265,8 @@ func TestInlineAnswersToAClosedStreamAreReportedOnce(t *testing.T) {
 	}
 	first, second := <-replies, <-replies
 	stream.shut.Store(true)
-	first.Answer(json.RawMessage(`1`), nil)
-	second.Answer(json.RawMessage(`2`), nil)
+	first.Answer(json.RawMessage(`1`), nil, nil)
+	second.Answer(json.RawMessage(`2`), nil, nil)
 	if err := server.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,9 @@ type lineReader struct {
 	// scan validates a long line as it arrives (see readLong).
 	scan  rawjson.Incremental
 	grown bool // r's pipe was raised for big lines (growPipe)
+	// beforeRead, if not nil, is called before each read of r (see
+	// ReadAheadStream).
+	beforeRead func()
 }
 
 // Small lines share slabs: a tools/call and its answer are a few hundred
@@ -87,6 +90,9 @@ func (lr *lineReader) fill() bool {
 	if lr.pos > 0 {
 		lr.end = copy(lr.buf, lr.buf[lr.pos:lr.end])
 		lr.pos = 0
+	}
+	if lr.beforeRead != nil {
+		lr.beforeRead()
 	}
 	for range 100 { // a reader returning 0, nil that often is broken
 		n, err := lr.r.Read(lr.buf[lr.end:])
@@ -193,6 +199,9 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			want = bigRead
 		}
 		room := line[len(line):min(cap(line), len(line)+want)]
+		if lr.beforeRead != nil {
+			lr.beforeRead()
+		}
 		n, err := lr.r.Read(room)
 		if err != nil {
 			lr.err = err

@@ -169,6 +169,20 @@ func (m *Message) resultParts() [][]byte {
 
 var closeBrace = []byte{'}'}
 
+// decodeMethod returns the string raw stands for: last's, when it is the
+// same (raw has no escape, so its bytes are the string's), else a new one,
+// which last then holds. last may be nil.
+func decodeMethod(raw []byte, last *string) string {
+	if last != nil && len(raw) == len(*last)+2 && string(raw[1:len(raw)-1]) == *last && bytes.IndexByte(raw, '\\') < 0 {
+		return *last
+	}
+	s, _ := rawjson.Unquote(raw)
+	if last != nil {
+		*last = s
+	}
+	return s
+}
+
 // errNullID marks a request whose id is null: it is answered, with a null id.
 var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidRequest)
 
@@ -181,6 +195,15 @@ var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidReques
 // returned message, if not nil, carries the id when one could be read, so that
 // the error can still be answered to the right request.
 func Decode(data []byte) (*Message, error) {
+	return decode(data, nil, nil, nil)
+}
+
+// decode is Decode into m, when not nil, with the envelope's members split
+// into top's array (see rawjson.MembersNestedInto), when not nil: a reader
+// that decodes message after message reuses both where it keeps neither.
+// method, when not nil, is the last method decoded: the same one again is
+// not made again (a string a request).
+func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		if len(data) > 0 && data[0] == '[' {
@@ -191,8 +214,11 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, params, err := rawjson.MembersNested(data, "params")
-	m := &Message{Size: len(data)}
+	members, params, err := rawjson.MembersNestedInto(top, data, "params")
+	if m == nil {
+		m = new(Message)
+	}
+	*m = Message{Size: len(data)}
 	if id, ok := members.Get("id"); ok {
 		if parsed, err := ParseID(id); err == nil {
 			m.ID = parsed
@@ -227,7 +253,7 @@ func Decode(data []byte) (*Message, error) {
 			}
 		case "method":
 			if mem.Value[0] == '"' {
-				m.Method, _ = rawjson.Unquote(mem.Value)
+				m.Method = decodeMethod(mem.Value, method)
 			}
 			if m.Method == "" {
 				return m, fmt.Errorf(`%w: "method" must be a non-empty string`, ErrInvalidRequest)

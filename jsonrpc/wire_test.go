@@ -2,8 +2,12 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
 
 func TestDecode(t *testing.T) {
@@ -108,6 +112,23 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
+		// A reader decodes into its own Message and envelope array,
+		// left as the last message left them: the same message comes out.
+		scratch := Message{ID: IntID(99), Method: "stale", Result: json.RawMessage(`1`), Error: &Error{Code: 1}, Size: 7}
+		envelope := rawjson.MemberList{{Key: "stale", Value: json.RawMessage(`1`)}}
+		method := "tools/call"
+		inPlace, errInPlace := decode(data, &scratch, envelope[:0], &method)
+		if fmt.Sprint(err) != fmt.Sprint(errInPlace) || (m == nil) != (inPlace == nil) {
+			t.Fatalf("decoded in place: %v, %v; Decode: %v, %v", inPlace, errInPlace, m, err)
+		}
+		if m != nil {
+			pm, ok := m.ParamMembers()
+			ipm, iok := inPlace.ParamMembers()
+			if m.ID != inPlace.ID || m.Method != inPlace.Method || !bytes.Equal(m.Params, inPlace.Params) || !bytes.Equal(m.Result, inPlace.Result) ||
+				fmt.Sprint(m.Error) != fmt.Sprint(inPlace.Error) || m.Size != inPlace.Size || ok != iok || fmt.Sprint(pm) != fmt.Sprint(ipm) {
+				t.Fatalf("decoded in place: %+v; Decode: %+v", inPlace, m)
+			}
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -124,4 +145,26 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip changed the message: %s vs %s", m.Encode(), again.Encode())
 		}
 	})
+}
+
+// A reader's last method is reused only for the same method written the
+// same way, with no escape: "a\b" in JSON is not the string a\b.
+func TestDecodeMethodReusesOnlyTheSame(t *testing.T) {
+	for _, c := range []struct{ last, raw, want string }{
+		{"tools/call", `"tools/call"`, "tools/call"},
+		{"tools/call", `"tools\/call"`, "tools/call"},
+		{"tools/call", `"tools/list"`, "tools/list"},
+		{`a\b`, `"a\b"`, "a\b"},
+		{`a\\b`, `"a\\b"`, `a\b`},
+	} {
+		last := c.last
+		if got := decodeMethod([]byte(c.raw), &last); got != c.want || last != c.want {
+			t.Errorf("decodeMethod(%s) after %q = %q, last %q; want %q", c.raw, c.last, got, last, c.want)
+		}
+	}
+	last := "tools/call"
+	raw := []byte(`"tools/call"`)
+	if n := testing.AllocsPerRun(100, func() { decodeMethod(raw, &last) }); n != 0 {
+		t.Errorf("the same method again took %v allocations, want none", n)
+	}
 }

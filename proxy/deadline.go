@@ -14,7 +14,9 @@ import (
 // and started by the call. It serves one request.
 type deadline struct {
 	mu      sync.Mutex
-	timer   *time.Timer // nil until start
+	wheel   *deadlineWheel // where it is armed (see deadlinewheel.go)
+	expire  func()         // nil until start
+	seq     uint64         // counts armings and disarmings: a sweep that took an older one is ignored
 	step    time.Duration
 	max     time.Duration
 	limit   time.Time
@@ -33,15 +35,48 @@ type deadline struct {
 }
 
 func newDeadline(step, max time.Duration) *deadline {
-	return &deadline{step: step, max: max}
+	return newDeadlineOn(new(deadlineWheel), step, max)
+}
+
+// newDeadlineOn is a deadline armed on w, which the deadlines of one
+// upstream's requests share.
+func newDeadlineOn(w *deadlineWheel, step, max time.Duration) *deadline {
+	return &deadline{wheel: w, step: step, max: max}
 }
 
 // start arms the deadline: expire is called when it passes.
 func (d *deadline) start(expire func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.limit = time.Now().Add(d.max)
-	d.timer = time.AfterFunc(d.step, expire)
+	now := time.Now()
+	d.limit = now.Add(d.max)
+	d.expire = expire
+	d.armLocked(now.Add(d.step))
+}
+
+// armLocked has the deadline pass at at. d.mu held.
+func (d *deadline) armLocked(at time.Time) {
+	d.seq++
+	d.wheel.arm(d, at, d.seq)
+}
+
+// disarmLocked stops the deadline from passing until armed again. d.mu
+// held.
+func (d *deadline) disarmLocked() {
+	d.seq++
+	d.wheel.disarm(d)
+}
+
+// passed is told by the wheel that the arming seq passed: expire runs,
+// unless the deadline was armed again or stopped since.
+func (d *deadline) passed(seq uint64) {
+	d.mu.Lock()
+	current := d.seq == seq
+	expire := d.expire
+	d.mu.Unlock()
+	if current {
+		expire()
+	}
 }
 
 // hold stops the deadline until release: the server waits for the
@@ -50,8 +85,8 @@ func (d *deadline) start(expire func()) {
 func (d *deadline) hold() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.holds++; d.holds == 1 && d.timer != nil {
-		d.timer.Stop()
+	if d.holds++; d.holds == 1 && d.expire != nil {
+		d.disarmLocked()
 		d.held = time.Now()
 	}
 }
@@ -60,7 +95,7 @@ func (d *deadline) hold() {
 func (d *deadline) release() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.holds--; d.holds == 0 && d.timer != nil && !d.held.IsZero() {
+	if d.holds--; d.holds == 0 && d.expire != nil && !d.held.IsZero() {
 		d.limit = d.limit.Add(time.Since(d.held))
 		d.held = time.Time{}
 		d.resetLocked()
@@ -70,7 +105,7 @@ func (d *deadline) release() {
 func (d *deadline) extend() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer == nil || d.holds > 0 {
+	if d.expire == nil || d.holds > 0 {
 		return // not started, or held: there is nothing to push back
 	}
 	d.resetLocked()
@@ -78,12 +113,13 @@ func (d *deadline) extend() {
 
 // resetLocked starts the step again, cut short by the limit. d.mu held.
 func (d *deadline) resetLocked() {
-	left := time.Until(d.limit)
+	now := time.Now()
+	left := d.limit.Sub(now)
 	next := d.step
 	if left < next {
 		next, d.atLimit = max(left, 0), true
 	}
-	d.timer.Reset(next)
+	d.armLocked(now.Add(next))
 }
 
 // hitLimit reports whether the deadline that passed was limit.
@@ -96,7 +132,7 @@ func (d *deadline) hitLimit() bool {
 func (d *deadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer != nil {
-		d.timer.Stop()
+	if d.expire != nil {
+		d.disarmLocked()
 	}
 }

@@ -54,33 +54,31 @@ type inlineCall struct {
 	rc    requestContext
 	rec   auditRecord
 	start time.Time
-	on    func()      // ic.event, made once: both hooks' (see event)
 	over  atomic.Bool // the second half has begun
 
-	rt      route
-	name    string // as the client wrote it
-	params  json.RawMessage
-	w       *wire
-	dl      *deadline
-	release func()
-	caller  *caller
-	call    *jsonrpc.Call
+	rt     route
+	name   string // as the client wrote it
+	w      *wire
+	dl     *deadline
+	caller *caller
+	call   *jsonrpc.Call
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
 // tools/call (see above) and declines everything else.
-func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply) bool {
+func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply, cork *jsonrpc.Cork) bool {
 	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
 		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
 		return false
 	}
 	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
 	s.servingIn(&ic.rc, ctx, msg)
-	if !ic.prepare() {
+	params, ok := ic.prepare()
+	if !ok {
 		ic.rc.hold.release()
 		return false
 	}
-	ic.send()
+	ic.send(params, cork)
 	return true
 }
 
@@ -94,66 +92,65 @@ func (s *session) readyForCalls() bool {
 }
 
 // prepare checks that the call can go this way, and takes its place among
-// max_concurrent: false, with nothing held, when it cannot.
-func (ic *inlineCall) prepare() bool {
+// max_concurrent: false, with nothing held, when it cannot. params are the
+// request's as the server gets them (named as it lists the tool).
+func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	s, ctx := ic.s, context.Context(&ic.rc)
 	ms, name, err := requestStringParam(ctx, ic.msg.Params, "name")
 	if err != nil {
-		return false
+		return nil, false
 	}
 	if _, meta := ms.Get("_meta"); meta {
 		// Written with an escape ("\u005fmeta"), which inline's search
 		// misses: it may carry a progress token to map, or an envelope.
-		return false
+		return nil, false
 	}
 	rt, listed := s.g.resolveListed(kindTools, name)
 	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
-		return false
+		return nil, false
 	}
 	up := rt.up
 	if sp := up.base.policies.Load(); sp != nil && !sp.chain.Quick() {
-		return false
+		return nil, false
 	}
 	w, err := up.connectionNoWait()
 	if err != nil || w.ended() || w.isModern() {
-		return false
+		return nil, false
 	}
 	if _, stdio := w.link.(*process); !stdio {
-		return false
+		return nil, false
 	}
-	release, free := up.base.limit.tryAcquire()
-	if !free {
-		return false
+	if !up.base.limit.tryAcquire() {
+		return nil, false
 	}
-	ic.params = ic.msg.Params
+	params = ic.msg.Params
 	if rt.name != name {
-		ic.params = ms.Replace(ic.params, "name", quote(rt.name))
+		params = ms.Replace(params, "name", quote(rt.name))
 	}
-	ic.rt, ic.name, ic.w, ic.release = rt, name, w, release
-	return true
+	ic.rt, ic.name, ic.w = rt, name, w
+	return params, true
 }
 
 // send runs the request's policies and sends it: from here on the call is
-// committed, and answered through finish.
-func (ic *inlineCall) send() {
+// committed, and answered through finish. cork is the client's reader's.
+func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
 	ic.rec = s.record(ic.msg)
 	rec := &ic.rec
-	ic.on = ic.event
-	params, routed, err := ic.checkRequest(ctx)
+	params, routed, err := ic.checkRequest(ctx, params)
 	if err != nil {
 		if routed {
 			rec.routed(rt, ic.name)
 		}
-		ic.release()
+		ic.rt.up.base.limit.release()
 		ic.rc.hold.release()
 		ic.over.Store(true)
 		res, err := s.toolResult(ctx, nil, err, rec) // a denial, told in the result
 		if !s.g.reserveLater(rec) {
-			go ic.answer(res, err) // its record may wait (see auditlater.go)
+			go ic.answer(res, err, nil) // its record may wait (see auditlater.go)
 			return
 		}
-		ic.answer(res, err)
+		ic.answer(res, err, cork)
 		return
 	}
 	rec.routed(rt, ic.name)
@@ -161,7 +158,7 @@ func (ic *inlineCall) send() {
 	ic.dl = rt.up.newDeadline()
 	tctx := ic.dl.watch(ctx)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
-	call, err := ic.w.conn.GoNoWait(tctx, methodToolsCall, params)
+	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
 		go func() {
 			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
@@ -175,9 +172,9 @@ func (ic *inlineCall) send() {
 // checkRequest runs the request's policies, as forwardChecked does; a
 // panic in them is an internal error, as dispatch makes it, and the
 // request is then recorded unrouted.
-func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage, routed bool, err error) {
+func (ic *inlineCall) checkRequest(ctx context.Context, params json.RawMessage) (_ json.RawMessage, routed bool, err error) {
 	defer ic.s.g.recoverRequest(ic.msg, &err)
-	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, ic.params, &ic.rec)
+	params, err = ic.s.checkRequest(ctx, ic.rt, kindTools, methodToolsCall, ic.name, params, &ic.rec)
 	return params, true, err
 }
 
@@ -186,53 +183,58 @@ func (ic *inlineCall) checkRequest(ctx context.Context) (params json.RawMessage,
 func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	if err != nil {
 		ic.over.Store(true)
-		go ic.finish(nil, err)
+		go ic.finish(nil, err, nil)
 		return
 	}
 	ic.call = call
 	ic.caller.sent(call.ID())
 	ic.dl.sent(call)
-	if !ic.reply.OnEnd(ic.on) {
+	if !ic.reply.OnEnd(func() { ic.event(nil) }) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
-	if !ic.call.Then(ic.on) {
-		ic.event()
+	if !ic.call.Then(ic) {
+		ic.event(nil)
 	}
 }
+
+// Completed is told that the call is done, on the goroutine that did it
+// (see jsonrpc.Call.Then): usually the server's reader, with its cork.
+func (ic *inlineCall) Completed(cork *jsonrpc.Cork) { ic.event(cork) }
 
 // event is told that the call is done (its answer, an error, its
 // deadline) or that the request's context ended: the client cancelled it,
 // the connection ends, mcpgate stops, or it was answered. A context that
 // ends first gives the call up, as Wait does; the second half then runs
-// (once) as the call is done.
-func (ic *inlineCall) event() {
-	select {
-	case <-ic.call.Done():
-		if ic.over.CompareAndSwap(false, true) {
-			ic.answered()
-		}
-	default:
+// (once) as the call is done. cork is the calling goroutine's, if it has
+// one (see jsonrpc.Cork).
+func (ic *inlineCall) event(cork *jsonrpc.Cork) {
+	if !ic.call.Over() {
 		ic.call.Abandon(ic.rc.Err()) // done now: the call's hook runs event again
+		return
+	}
+	if ic.over.CompareAndSwap(false, true) {
+		ic.answered(cork)
 	}
 }
 
 // answered runs once the call is done, on the goroutine that completed
 // it: the second half runs there when it cannot wait or take long, else on
 // a goroutine of its own.
-func (ic *inlineCall) answered() {
+func (ic *inlineCall) answered(cork *jsonrpc.Cork) {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
 	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() || !ic.s.g.reserveLater(&ic.rec) {
-		go ic.finish(res, err)
+		go ic.finish(res, err, nil)
 		return
 	}
-	ic.finish(res, err)
+	ic.finish(res, err, cork)
 }
 
 // finish is the call's second half: what callWatched, forward, callTool
 // and Handle do once the answer is in.
-func (ic *inlineCall) finish(res json.RawMessage, err error) {
-	ic.answer(ic.served(res, err))
+func (ic *inlineCall) finish(res json.RawMessage, err error, cork *jsonrpc.Cork) {
+	res, err = ic.served(res, err)
+	ic.answer(res, err, cork)
 }
 
 // served is the answer to the request, as dispatch returns it.
@@ -244,15 +246,15 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 		err = ic.rt.up.callFailed(ctx, ic.w, ic.call, ic.dl, methodToolsCall, err)
 	}
 	ic.caller.done()
-	ic.release()
+	ic.rt.up.base.limit.release()
 	ic.dl.end()
 	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)
 }
 
 // answer records the request and answers it, as Handle does.
-func (ic *inlineCall) answer(res json.RawMessage, err error) {
+func (ic *inlineCall) answer(res json.RawMessage, err error, cork *jsonrpc.Cork) {
 	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
-	ic.reply.Answer(res, err)
+	ic.reply.Answer(res, err, cork)
 }
 
 // auditNeverWaits reports whether a request's audit record is written
@@ -262,15 +264,16 @@ func (g *Gateway) auditNeverWaits() bool {
 	return g.audit == nil || g.live().cfg.Audit.Sync != config.SyncAlways && g.audit.w.Regular()
 }
 
-// tryAcquire takes a place if one is free now, never waiting.
-func (l *limiter) tryAcquire() (func(), bool) {
+// tryAcquire takes a place if one is free now, never waiting; release
+// gives it back.
+func (l *limiter) tryAcquire() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.max > 0 && l.inFlight >= l.max {
-		return nil, false
+		return false
 	}
 	l.inFlight++
-	return l.giveBack, true
+	return true
 }
 
 // resolveListed is resolve for a name the name table knows: it never
@@ -294,7 +297,7 @@ func (g *Gateway) resolveListed(k kind, name string) (route, bool) {
 // stdio client's only (a stream that can write without waiting, see
 // jsonrpc.TryWriter). An HTTP client's answers are routed by request, and
 // its requests come on goroutines of their own already.
-func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply) bool {
+func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply, *jsonrpc.Cork) bool {
 	if _, ok := stream.(jsonrpc.TryWriter); !ok {
 		return nil
 	}

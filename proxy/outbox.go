@@ -51,6 +51,7 @@ type outbox struct {
 	done    chan struct{}  // closed when the writer goroutine has returned
 	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
 	budget  answerBudget   // bounds what waits for room too (see outboxbudget.go)
+	heldBy  *jsonrpc.Cork  // the reader's cork that flushes what is queued (see WriteNoWait); nil: none
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
@@ -121,6 +122,9 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 			return refused
 		}
 		q.budget.waiting += size
+		if !q.writing {
+			q.wake.Signal() // what a cork holds (see WriteNoWait) must not wait for its flush now
+		}
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.room.Broadcast()
@@ -158,7 +162,12 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 // reader goroutine finishing a call): it writes it at once when nobody
 // else is writing and the stream can take it (tryInline), else the
 // writer goroutine does. taken is false when the queue is full.
-func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool) (taken bool, err error) {
+//
+// With a reader's cork (see jsonrpc.Cork), the message waits in the queue
+// until the cork is flushed, when the reader is about to read again: the
+// messages it relays from one read of its peer then go out in one write.
+// While a cork holds the queue, any caller's message joins them.
+func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool, cork *jsonrpc.Cork) (taken bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -171,6 +180,11 @@ func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool) (taken 
 	switch {
 	case q.writing:
 		// Whoever writes takes it (see enqueue).
+	case q.heldBy != nil:
+		// Flushed with the others.
+	case cork != nil && len(q.msgs) == 1 && q.corkable():
+		q.heldBy = cork
+		cork.Hold(q)
 	case len(q.msgs) == 1:
 		q.tryInline()
 	default:

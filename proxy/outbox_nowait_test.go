@@ -14,7 +14,7 @@ import (
 func TestOutboxWriteNoWait(t *testing.T) {
 	s := &tryStream{room: 1 << 20, changed: make(chan struct{}, 1)}
 	q := newOutbox(s, 100, true, time.Second, nil)
-	if taken, err := q.WriteNoWait([]byte(`{"id":1}`), jsonrpc.IntID(1), true); !taken || err != nil {
+	if taken, err := q.WriteNoWait([]byte(`{"id":1}`), jsonrpc.IntID(1), true, nil); !taken || err != nil {
 		t.Fatalf("WriteNoWait with room = %v, %v", taken, err)
 	}
 	if wire, ways := s.snapshot(); wire != "{\"id\":1}\n" || strings.Join(ways, ",") != "try" {
@@ -32,7 +32,7 @@ func TestOutboxWriteNoWait(t *testing.T) {
 		var taken bool
 		var err error
 		go func() {
-			taken, err = q.WriteNoWait(msg, jsonrpc.IntID(int64(i)), true)
+			taken, err = q.WriteNoWait(msg, jsonrpc.IntID(int64(i)), true, nil)
 			close(done)
 		}()
 		select {
@@ -54,7 +54,7 @@ func TestOutboxWriteNoWait(t *testing.T) {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	if _, err := q.WriteNoWait(msg, jsonrpc.IntID(99), true); err != jsonrpc.ErrClosed {
+	if _, err := q.WriteNoWait(msg, jsonrpc.IntID(99), true, nil); err != jsonrpc.ErrClosed {
 		t.Fatalf("WriteNoWait on a closed outbox: %v, want ErrClosed", err)
 	}
 }

@@ -139,8 +139,11 @@ func (s *session) record(msg *jsonrpc.Message) auditRecord {
 func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Time, res json.RawMessage, err error) (json.RawMessage, error) {
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	var denied *denial
-	if errors.As(err, &denied) {
-		err = denied.wire()
+	if err != nil {
+		var d *denial // on the heap (errors.As), made only for an error
+		if errors.As(err, &d) {
+			denied, err = d, d.wire()
+		}
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {

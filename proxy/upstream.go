@@ -43,6 +43,8 @@ type upstream struct {
 	limit *limiter      // max_concurrent; instances use their base's (see acquirePlace)
 	kick  chan struct{} // 1-buffered: asks the supervisor to try again now
 
+	deadlines deadlineWheel // of the requests to it
+
 	changes [numKinds]*coalescer // list_changed coalescing, per notification
 	isolationFields
 
@@ -223,7 +225,9 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 
 // newDeadline is a deadline for one request to u: its timeout, pushed back
 // by progress up to its max_timeout.
-func (u *upstream) newDeadline() *deadline { return newDeadline(u.cfg.Timeout, u.cfg.MaxTimeout) }
+func (u *upstream) newDeadline() *deadline {
+	return newDeadlineOn(&u.deadlines, u.cfg.Timeout, u.cfg.MaxTimeout)
+}
 
 // errDeadline is why a request ended at its deadline.
 var errDeadline = errors.New("upstream deadline")

@@ -43,6 +43,22 @@ func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) 
 	return ms, nil, err
 }
 
+// MembersNestedInto is MembersNested with the object's own members in
+// into's array when they fit, overwriting what it held: a caller that reads
+// them at once and keeps none (a message's envelope) reuses one array for
+// every object. inner has an array of its own.
+func MembersNestedInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
+	if ms, inner, ok := recallSplit(obj, nested); ok {
+		return ms, inner, nil
+	}
+	ms, inner, err = splitValidatingInto(into, obj, nested)
+	if err == nil {
+		return ms, inner, nil
+	}
+	ms, err = membersSlow(obj)
+	return ms, nil, err
+}
+
 // SplitValid splits an object known to be valid JSON, such as a member value
 // returned by Members: validating it again would only cost time. Anything
 // else gets an error, never a panic.

@@ -1,0 +1,53 @@
+package proxy
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The deadlines of one upstream's requests share one timer: each passes at
+// its own time, one stopped or pushed back does not pass at its old time,
+// and none is left armed once every request is over.
+func TestDeadlinesShareOneTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w deadlineWheel
+		start := time.Now()
+		passed := make(chan string, 4)
+		deadlineAfter := func(name string, step time.Duration) *deadline {
+			d := newDeadlineOn(&w, step, time.Hour)
+			d.start(func() { passed <- name + " at " + time.Since(start).String() })
+			return d
+		}
+		first := deadlineAfter("first", time.Second)
+		answered := deadlineAfter("answered", 2*time.Second)
+		pushed := deadlineAfter("pushed", 3*time.Second)
+		last := deadlineAfter("last", 4*time.Second)
+		if got := <-passed; got != "first at 1s" {
+			t.Fatalf("passed: %s; want first at 1s", got)
+		}
+		time.Sleep(500 * time.Millisecond)
+		answered.stop()
+		time.Sleep(time.Second) // 2.5s
+		pushed.extend()         // a step from now: to 5.5s
+		for _, want := range []string{"last at 4s", "pushed at 5.5s"} {
+			if got := <-passed; got != want {
+				t.Fatalf("passed: %s; want %s", got, want)
+			}
+		}
+		time.Sleep(time.Minute)
+		select {
+		case got := <-passed:
+			t.Fatalf("passed: %s; want nothing more", got)
+		default:
+		}
+		for _, d := range []*deadline{first, answered, pushed, last} {
+			d.stop()
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.armed) != 0 {
+			t.Fatalf("%d deadlines armed once every request is over", len(w.armed))
+		}
+	})
+}
