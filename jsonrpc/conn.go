@@ -420,7 +420,8 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 	}
 
 	c.mu.Lock()
-	if _, dup := c.incoming[msg.ID]; dup {
+	key := msg.ID.key()
+	if _, dup := c.incoming[key]; dup {
 		c.mu.Unlock()
 		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
@@ -432,7 +433,7 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
 	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
-	c.incoming[msg.ID] = flight
+	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
 	// Checked with the request in incoming: handlers cancelled from now on
 	// find it there (endHandlers).
@@ -504,7 +505,7 @@ func (f *inFlight) finishIn(result json.RawMessage, err error) (resp Message, an
 	c, msg := f.c, f.msg
 	defer f.end(context.Canceled)
 	c.mu.Lock()
-	delete(c.incoming, msg.ID)
+	delete(c.incoming, msg.ID.key())
 	c.incomingBytes -= f.size
 	suppressed := f.cancelled
 	c.mu.Unlock()
@@ -684,7 +685,7 @@ func (c *Conn) dispatchBatch(data []byte) {
 // whether such a request was in flight.
 func (c *Conn) CancelIncoming(id ID) bool {
 	c.mu.Lock()
-	f, ok := c.incoming[id]
+	f, ok := c.incoming[id.key()]
 	if ok {
 		f.cancelled = true
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/jsonnum"
 )
 
 // Lookup returns the argument p designates in arguments (the tools/call
@@ -67,8 +69,8 @@ func Matches(decoded string, value json.RawMessage) bool {
 	case string(value) == "true" || string(value) == "false":
 		return decoded == string(value)
 	case c == '-' || '0' <= c && c <= '9':
-		a, okA := parseDecimal(string(value))
-		b, okB := parseDecimal(decoded)
+		a, okA := jsonnum.ParseDecimal(string(value))
+		b, okB := jsonnum.ParseDecimal(decoded)
 		return okA && okB && a == b
 	}
 	return false

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/jsonnum"
 )
 
 // Comparing a number header with its argument costs what reading the two
@@ -47,8 +49,8 @@ func FuzzNumbersAsRat(f *testing.F) {
 		if len(a) > 64 || len(b) > 64 || longExponent(a) || longExponent(b) {
 			return // big.Rat gives up on large exponents, by rules of its own
 		}
-		da, okDA := parseDecimal(a)
-		db, okDB := parseDecimal(b)
+		da, okDA := jsonnum.ParseDecimal(a)
+		db, okDB := jsonnum.ParseDecimal(b)
 		ra, okA := ratNumber(a)
 		rb, okB := ratNumber(b)
 		if okA != okDA || okB != okDB {
