@@ -67,4 +67,3 @@ func (d Decimal) Integer(maxDigits int) (string, bool) {
 	}
 	return s, true
 }
-
