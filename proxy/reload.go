@@ -326,9 +326,19 @@ func (g *Gateway) swap(old *upstreamSet, eff *config.Config, pols map[string]*se
 // again, even if it fails while it finishes its requests. Its connection
 // stays open. (Start may not have run: then there is nothing to end.)
 func (u *upstream) stopSupervising() {
+	u.retired.Store(true)
 	if u.endSupervisor != nil {
 		u.endSupervisor()
 	}
+}
+
+// stopReason says why u's start was given up, or why it is stopped: a
+// reload retired it, or mcpgate is stopping.
+func (u *upstream) stopReason() string {
+	if u.retired.Load() {
+		return "a config reload removed or replaced it"
+	}
+	return "mcpgate is shutting down"
 }
 
 // setBodies changes audit.include_bodies.

@@ -11,7 +11,6 @@ import (
 // because of the reload, and says so: the requests that waited for its
 // start were failed with "mcpgate is stopping", which it was not.
 func TestReloadDuringStartSaysSo(t *testing.T) {
-	t.Skip(`bug: connLocked (proxy/upstream.go) says "is stopped (mcpgate is shutting down)" and supervise/dialGated "mcpgate is stopping" when a reload retired the server; cancel the supervisor with a cause (context.WithCancelCause, errRetired, in startSupervisor/stopSupervising) and name the reload where the cause is errRetired`)
 	cfg := loadTestConfig(t, `{"mcpServers": {"slow": {"command": "sleep", "args": ["60"], "init_timeout": "60s"}, "other": {"command": "sleep", "args": ["60"], "init_timeout": "60s"}}}`)
 	g, err := New(cfg, Options{})
 	if err != nil {

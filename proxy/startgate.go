@@ -50,7 +50,7 @@ func (u *upstream) dialGated(ctx context.Context) (*wire, error) {
 	leave, err := u.g.starts.enter(ctx)
 	u.inGate.Store(false)
 	if err != nil {
-		return nil, errors.New("mcpgate is stopping")
+		return nil, errors.New(u.stopReason())
 	}
 	defer leave()
 	return u.dial(ctx)

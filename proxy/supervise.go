@@ -168,7 +168,7 @@ func (u *upstream) dial(ctx context.Context) (*wire, error) {
 		}
 		switch {
 		case ctx.Err() != nil:
-			reason = "mcpgate is stopping"
+			reason = u.stopReason()
 		case errors.Is(err, context.DeadlineExceeded):
 			reason = fmt.Sprintf("did not answer initialize within %v (raise mcpServers.%s.init_timeout)", u.initTimeout(), u.name)
 		case errors.Is(err, jsonrpc.ErrClosed):

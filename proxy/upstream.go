@@ -62,6 +62,7 @@ type upstream struct {
 	callers       []*caller    // client sessions with a request in flight here, oldest first
 	queued        atomic.Int32 // requests waiting for a place among max_concurrent
 	inGate        atomic.Bool  // its start waits for a place among start_concurrency
+	retired       atomic.Bool  // a config reload removed or replaced it: it is not started again
 
 	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
 	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
@@ -181,7 +182,7 @@ func (u *upstream) connLocked() (*wire, error) {
 	case stateConnecting:
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is still starting", u.name)
 	case stateStopped:
-		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", u.name)
+		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (%s)", u.name, u.stopReason())
 	default:
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s", u.name, u.reason)
 	}
