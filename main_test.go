@@ -238,7 +238,7 @@ var givenPorts = struct {
 	m map[int]bool
 }{m: map[int]bool{}}
 
-// cmdWaitFile: waitfile FILE — waits (up to 20s) for FILE to exist: the
+// cmdWaitFile: waitfile FILE — waits (up to 60s) for FILE to exist: the
 // event a background client signals with its "write" line.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
@@ -250,7 +250,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// cmdWaitHTTP: waithttp URL — waits (up to 20s) for URL to answer 200;
+// cmdWaitHTTP: waithttp URL — waits (up to 60s) for URL to answer 200;
 // with !, for it to stop answering 200 (another status, or no answer).
 func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
@@ -266,7 +266,7 @@ func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// cmdWaitHTTPAny: waithttp-any URL — waits (up to 20s) for anything to
+// cmdWaitHTTPAny: waithttp-any URL — waits (up to 60s) for anything to
 // answer at URL, whatever the status.
 func cmdWaitHTTPAny(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
@@ -314,7 +314,7 @@ func cmdOneFile(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdKillPID: killpid PIDFILE — sends SIGKILL to the process whose pid is in
-// PIDFILE, waiting (up to 20s) for the file to hold one: a server that
+// PIDFILE, waiting (up to 60s) for the file to hold one: a server that
 // dies at a moment the script chooses.
 func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
@@ -347,10 +347,10 @@ func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the script after 20s: waiting
+// waitFor polls cond until it holds, failing the script after 60s: waiting
 // for an event, with a generous limit, never a fixed sleep.
 func waitFor(ts *testscript.TestScript, what string, cond func() bool) {
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			ts.Fatalf("timed out waiting for %s", what)

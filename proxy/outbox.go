@@ -117,24 +117,13 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.full(size) && !q.closed {
-		var refused error
-		if m, size, refused = q.overBudget(m, size); refused != nil {
-			return refused
-		}
-		q.budget.waiting += size
 		if !q.writing {
 			q.wake.Signal() // what a cork holds (see WriteNoWait) must not wait for its flush now
 		}
-		stop := context.AfterFunc(ctx, func() {
-			q.mu.Lock()
-			q.room.Broadcast()
-			q.mu.Unlock()
-		})
-		for q.full(size) && !q.closed && ctx.Err() == nil {
-			q.room.Wait()
+		var refused error
+		if m, size, refused = q.waitForRoom(ctx, m, size); refused != nil {
+			return refused
 		}
-		stop()
-		q.budget.waiting -= size
 	}
 	if q.closed {
 		return jsonrpc.ErrClosed
@@ -221,10 +210,12 @@ func (q *outbox) tryInline() {
 	case len(rest) > 0:
 		q.msgs[0].msg, q.msgs[0].rest = rest, true
 		q.bytes -= len(m.msg) - len(rest)
+		q.budget.written++
 	default:
 		q.msgs[0] = queued{}
 		q.msgs = q.msgs[1:]
 		q.bytes -= len(m.msg)
+		q.budget.written++
 	}
 	q.room.Broadcast()
 	if len(q.msgs) > 0 || q.closed {
@@ -353,6 +344,7 @@ func (q *outbox) drain() {
 		clear(batch)
 		q.mu.Lock()
 		q.bytes -= size
+		q.budget.written++
 		if err != nil {
 			q.closed = true
 			q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil

@@ -8,61 +8,34 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// A client past its answer budget: answers that would wait for room are
-// released and replaced by a small error for the same request, reported
-// once; a request to the client fails at once; and once the client reads,
-// every request has its answer.
-func TestOutboxAnswersPastTheBudgetAreReplaced(t *testing.T) {
-	bs := &blockedStream{release: make(chan struct{})}
-	q := newOutbox(bs, 100, true, 2*time.Second, nil)
-	answer := func(id int) []byte {
-		return (&jsonrpc.Message{ID: jsonrpc.IntID(int64(id)), Result: []byte(`"` + strings.Repeat("x", 300) + `"`)}).Encode()
-	}
-	size := len(answer(1))
-	var reports []string
-	q.budget.limit = 3*size + 10
-	q.budget.onStuck = func(id jsonrpc.ID, _, _ int) { reports = append(reports, id.String()) }
+// budgetAnswer is the answer to request id: about 330 bytes.
+func budgetAnswer(id int) []byte {
+	return (&jsonrpc.Message{ID: jsonrpc.IntID(int64(id)), Result: []byte(`"` + strings.Repeat("x", 300) + `"`)}).Encode()
+}
 
-	var wg sync.WaitGroup
-	errs := make([]error, 7)
-	write := func(i int, reached func() bool) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = q.WriteRelated(context.Background(), answer(i), jsonrpc.IntID(int64(i)), true)
-		}()
-		waitUntil(t, func() bool { q.mu.Lock(); defer q.mu.Unlock(); return reached() })
+// writeAnswers writes the answers to requests from..to, each from a
+// goroutine of its own as callers do, one after the other: each has found
+// its place (written, queued or waiting for room) before the next comes.
+func writeAnswers(q *outbox, wg *sync.WaitGroup, errs []error, from, to int) {
+	for i := from; i <= to; i++ {
+		wg.Go(func() {
+			errs[i] = q.WriteRelated(context.Background(), budgetAnswer(i), jsonrpc.IntID(int64(i)), true)
+		})
+		synctest.Wait()
 	}
-	write(1, func() bool { return q.writing && q.bytes == size })                // being written: the client does not read
-	write(2, func() bool { return len(q.msgs) == 1 })                            // queued
-	write(3, func() bool { return q.budget.waiting == size })                    // waits for room, within the budget
-	write(4, func() bool { return q.budget.released == 1 })                      // past it: replaced
-	write(5, func() bool { return q.budget.released == 2 })                      // and again, reported once
-	write(6, func() bool { return q.budget.released == 3 && len(reports) == 1 }) //
-	if reports[0] != "4" {
-		t.Fatalf("reported request %s, want 4", reports[0])
-	}
-	if err := q.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}`)); !errors.Is(err, errClientStuck) {
-		t.Fatalf("a request to a stuck client: err = %v, want errClientStuck", err)
-	}
+}
 
-	close(bs.release)
-	wg.Wait()
-	for i, err := range errs[1:] {
-		if err != nil {
-			t.Fatalf("answer %d: %v", i+1, err)
-		}
-	}
-	q.Close()
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	var results, dropped []string
-	for _, b := range bs.written {
+// writtenAnswers sorts what was written into the ids of results and of
+// the errors that replaced answers.
+func writtenAnswers(t *testing.T, written [][]byte) (results, dropped []string) {
+	t.Helper()
+	for _, b := range written {
 		var m struct {
 			ID     json.RawMessage
 			Result json.RawMessage
@@ -80,19 +53,113 @@ func TestOutboxAnswersPastTheBudgetAreReplaced(t *testing.T) {
 	}
 	slices.Sort(results)
 	slices.Sort(dropped)
-	if !slices.Equal(results, []string{"1", "2", "3"}) || !slices.Equal(dropped, []string{"4", "5", "6"}) {
-		t.Fatalf("results for %v, errors for %v; want results for 1-3 (within the budget), errors for 4-6", results, dropped)
-	}
+	return results, dropped
 }
 
-// waitUntil polls cond, state other goroutines reach, with a generous limit.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never met")
+// A client past its answer budget that reads nothing for clientStuckAfter:
+// the answer past the budget is released and replaced by a small error for
+// the same request, reported once; those past it that come next are
+// released at once; a request to the client fails at once; and once the
+// client reads, every request has its answer.
+func TestOutboxAnswersPastTheBudgetAreReplaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bs := &blockedStream{release: make(chan struct{})}
+		q := newOutbox(bs, 100, true, 2*time.Second, nil)
+		size := len(budgetAnswer(1))
+		var reports []string
+		q.budget.limit = 3*size + 10
+		q.budget.onStuck = func(id jsonrpc.ID, _, _ int) { reports = append(reports, id.String()) }
+
+		var wg sync.WaitGroup
+		errs := make([]error, 7)
+		// 1 is being written (the client does not read), 2 queued, 3 waits
+		// within the budget, 4 past it.
+		writeAnswers(q, &wg, errs, 1, 4)
+		q.mu.Lock()
+		if q.budget.released != 0 || q.budget.waiting != 2*size {
+			t.Fatalf("released %d, %d bytes waiting; want none released yet, 2 answers waiting", q.budget.released, q.budget.waiting)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		q.mu.Unlock()
+		time.Sleep(clientStuckAfter)
+		synctest.Wait()
+		writeAnswers(q, &wg, errs, 5, 6) // released at once
+		q.mu.Lock()
+		if q.budget.released != 3 || !slices.Equal(reports, []string{"4"}) {
+			t.Fatalf("released %d, reported %v; want 3 released, request 4 reported", q.budget.released, reports)
+		}
+		q.mu.Unlock()
+		if err := q.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}`)); !errors.Is(err, errClientStuck) {
+			t.Fatalf("a request to a stuck client: err = %v, want errClientStuck", err)
+		}
+
+		close(bs.release)
+		wg.Wait()
+		for i, err := range errs[1:] {
+			if err != nil {
+				t.Fatalf("answer %d: %v", i+1, err)
+			}
+		}
+		q.Close()
+		bs.mu.Lock()
+		defer bs.mu.Unlock()
+		results, dropped := writtenAnswers(t, bs.written)
+		if !slices.Equal(results, []string{"1", "2", "3"}) || !slices.Equal(dropped, []string{"4", "5", "6"}) {
+			t.Fatalf("results for %v, errors for %v; want results for 1-3 (within the budget), errors for 4-6", results, dropped)
+		}
+	})
+}
+
+// steppedStream is a client that reads one message at a time, when told.
+type steppedStream struct {
+	step    chan struct{}
+	mu      sync.Mutex
+	written [][]byte
+}
+
+func (s *steppedStream) Read() ([]byte, error) { select {} }
+func (s *steppedStream) Write(ctx context.Context, m []byte) error {
+	<-s.step
+	s.mu.Lock()
+	s.written = append(s.written, m)
+	s.mu.Unlock()
+	return nil
+}
+func (s *steppedStream) Close() error { return nil }
+
+// A client that reads, however slowly, is never treated as stuck: answers
+// past the budget wait as long as a write to it completes within
+// clientStuckAfter of the one before, and every request gets its answer.
+func TestOutboxAnswersPastTheBudgetWaitWhileTheClientReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ss := &steppedStream{step: make(chan struct{})}
+		q := newOutbox(ss, 100, true, 2*time.Second, nil)
+		size := len(budgetAnswer(1))
+		q.budget.limit = 3*size + 10
+		q.budget.onStuck = func(id jsonrpc.ID, _, _ int) { t.Errorf("request %s reported: the client reads", id) }
+
+		const answers = 20
+		var wg sync.WaitGroup
+		errs := make([]error, answers+1)
+		writeAnswers(q, &wg, errs, 1, 6) // 4-6 past the budget
+		for i := 7; i <= answers; i++ {
+			time.Sleep(clientStuckAfter * 3 / 4)
+			ss.step <- struct{}{} // the client reads one, slowly
+			writeAnswers(q, &wg, errs, i, i)
+		}
+		time.Sleep(clientStuckAfter * 3 / 4)
+		close(ss.step)
+		wg.Wait()
+		for i, err := range errs[1:] {
+			if err != nil {
+				t.Fatalf("answer %d: %v", i+1, err)
+			}
+		}
+		q.Close()
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		results, dropped := writtenAnswers(t, ss.written)
+		if len(results) != answers || len(dropped) != 0 {
+			t.Fatalf("%d results, errors for %v; want %d results, no error", len(results), dropped, answers)
+		}
+	})
 }
