@@ -24,7 +24,11 @@ import (
 // error takes its place (it waits as any answer does), so that the request
 // is still answered and the client learns why once it reads again; a
 // request to the client (sampling, elicitation, roots) fails. Until a write
-// completes, messages past the budget are released at once. Closing the
+// completes, messages past the budget are released at once. Whatever the
+// client does, what waits for it never passes answerHardFactor times the
+// budget: past that, an answer is released at once, so that a client
+// cannot make the gateway hold more in the time it takes to find it stuck
+// (a client that reads gets that much room beyond the budget). Closing the
 // connection instead would end a stdio client's only session, and all its
 // other requests, for being slow once. The first answer released in an
 // episode is logged; the episode ends when the queue empties.
@@ -46,6 +50,10 @@ type answerBudget struct {
 // budget plus what arrives for it meanwhile.
 const clientStuckAfter = 30 * time.Second
 
+// answerHardFactor times a client's budget is the most that ever waits for
+// it (see answerBudget).
+const answerHardFactor = 4
+
 // sessionAnswerBudget is a client's answer budget: the queue, and room
 // for two of the largest messages mcpgate takes (max_message_bytes) to
 // wait besides, so that one being written and one more always pass.
@@ -63,6 +71,7 @@ var errClientStuck = errors.New("the client is not reading: too many bytes of me
 func (q *outbox) waitForRoom(ctx context.Context, m queued, size int) (queued, int, error) {
 	b := &q.budget
 	past := b.limit > 0 && q.bytes+b.waiting+size > b.limit
+	hard := b.limit > 0 && q.bytes+b.waiting+size > answerHardFactor*b.limit
 	b.waiting += size
 	defer func() { b.waiting -= size }()
 	stop := context.AfterFunc(ctx, q.wakeWaiters)
@@ -79,16 +88,21 @@ func (q *outbox) waitForRoom(ctx context.Context, m queued, size int) (queued, i
 		}
 	}()
 	for q.full(size) && !q.closed && ctx.Err() == nil {
-		if past && (b.stuck && b.stuckAt == b.written || fired && progress == b.written) {
-			b.stuck, b.stuckAt = true, b.written
+		if hard || past && (b.stuck && b.stuckAt == b.written || fired && progress == b.written) {
+			limit := b.limit
+			if hard {
+				limit *= answerHardFactor
+			} else {
+				b.stuck, b.stuckAt = true, b.written
+			}
 			if !m.final || !m.related.IsValid() {
 				return m, size, errClientStuck
 			}
 			held := q.bytes + b.waiting - size
-			stand := queued{msg: stuckAnswer(m.related, size, held, b.limit), related: m.related, final: true}
+			stand := queued{msg: stuckAnswer(m.related, size, held, limit), related: m.related, final: true}
 			released, releasedSize := m.related, size
 			b.waiting -= size
-			m, size, past = stand, stand.size(), false
+			m, size, past, hard = stand, stand.size(), false, false
 			b.waiting += size
 			if b.released++; b.released == 1 && b.onStuck != nil {
 				q.mu.Unlock()

@@ -163,3 +163,41 @@ func TestOutboxAnswersPastTheBudgetWaitWhileTheClientReads(t *testing.T) {
 		}
 	})
 }
+
+// Whatever the client does, what waits for it never passes
+// answerHardFactor times its budget: past that an answer is released at
+// once, before the client could be found stuck.
+func TestOutboxAnswersPastTheHardLimitAreReplacedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bs := &blockedStream{release: make(chan struct{})}
+		q := newOutbox(bs, 100, true, 2*time.Second, nil)
+		size := len(budgetAnswer(1))
+		q.budget.limit = 3*size + 10
+		var reports []string
+		q.budget.onStuck = func(id jsonrpc.ID, _, _ int) { reports = append(reports, id.String()) }
+
+		const answers = 16
+		var wg sync.WaitGroup
+		errs := make([]error, answers+1)
+		writeAnswers(q, &wg, errs, 1, answers) // no time passes: nobody is found stuck
+		q.mu.Lock()
+		held := q.bytes + q.budget.waiting
+		released := q.budget.released
+		q.mu.Unlock()
+		// The small errors in the answers' place wait too.
+		errSize := len(stuckAnswer(jsonrpc.IntID(answers), size, held, answerHardFactor*q.budget.limit))
+		if held > answerHardFactor*q.budget.limit+released*errSize || released == 0 || len(reports) != 1 {
+			t.Fatalf("%d bytes held (hard limit %d), %d released, reported %v; want the hard limit kept, answers released and reported once", held, answerHardFactor*q.budget.limit, released, reports)
+		}
+
+		close(bs.release)
+		wg.Wait()
+		q.Close()
+		bs.mu.Lock()
+		defer bs.mu.Unlock()
+		results, dropped := writtenAnswers(t, bs.written)
+		if len(results)+len(dropped) != answers || len(dropped) != released {
+			t.Fatalf("results for %v, errors for %v; want %d answers, %d of them errors", results, dropped, answers, released)
+		}
+	})
+}
