@@ -217,6 +217,9 @@ func (d *discoveryCache) covers(u *upstream) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := d.entries[d.keys[u]]
+	if e == nil {
+		return false // a reload removed u since startingInit looked
+	}
 	now := time.Now()
 	usable := 0
 	offered := 0
