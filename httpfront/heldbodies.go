@@ -16,8 +16,16 @@ type heldBodies struct {
 	budget *bodyBudget // the front's; nil holds nothing (a stream outside a front, in tests)
 
 	mu    sync.Mutex
-	byID  map[jsonrpc.ID][]int64 // by request id; a client may reuse an id once its POST is gone
+	byID  map[jsonrpc.ID]heldSizes // by request id; a client may reuse an id once its POST is gone
 	ended bool
+}
+
+// heldSizes are the bytes held for the requests of one id: almost always
+// one request, kept without a slice of its own (a slice made per request
+// was two allocations of every call).
+type heldSizes struct {
+	last    int64   // the latest request's
+	earlier []int64 // the others', oldest first
 }
 
 // hold counts n bytes of the request id; false when they do not fit.
@@ -34,9 +42,14 @@ func (h *heldBodies) hold(id jsonrpc.ID, n int64) bool {
 		return false
 	}
 	if h.byID == nil {
-		h.byID = map[jsonrpc.ID][]int64{}
+		h.byID = map[jsonrpc.ID]heldSizes{}
 	}
-	h.byID[id] = append(h.byID[id], n)
+	sizes, ok := h.byID[id]
+	if ok {
+		sizes.earlier = append(sizes.earlier, sizes.last)
+	}
+	sizes.last = n
+	h.byID[id] = sizes
 	return true
 }
 
@@ -48,16 +61,18 @@ func (h *heldBodies) answered(id jsonrpc.ID) {
 		return
 	}
 	h.mu.Lock()
-	sizes := h.byID[id]
+	sizes, ok := h.byID[id]
 	var n int64
-	switch len(sizes) {
-	case 0:
-	case 1:
-		n = sizes[0]
+	switch {
+	case !ok:
+	case len(sizes.earlier) == 0:
+		n = sizes.last
 		delete(h.byID, id)
 	default:
-		n = sizes[len(sizes)-1]
-		h.byID[id] = sizes[:len(sizes)-1]
+		n = sizes.last
+		last := len(sizes.earlier) - 1
+		sizes.last, sizes.earlier = sizes.earlier[last], sizes.earlier[:last]
+		h.byID[id] = sizes
 	}
 	h.mu.Unlock()
 	if n > 0 {
@@ -73,7 +88,8 @@ func (h *heldBodies) end() {
 	h.mu.Lock()
 	var n int64
 	for _, sizes := range h.byID {
-		for _, s := range sizes {
+		n += sizes.last
+		for _, s := range sizes.earlier {
 			n += s
 		}
 	}

@@ -47,8 +47,8 @@ func modernClaim(msg *jsonrpc.Message) json.RawMessage {
 	if msg == nil || !rawjson.MayHoldKey(msg.Params, quotedProtocolVersion) {
 		return nil
 	}
-	params, err := rawjson.SplitValid(msg.Params)
-	if err != nil {
+	params, ok := paramMembers(msg)
+	if !ok {
 		return nil
 	}
 	meta, _ := params.Get("_meta")
@@ -94,8 +94,7 @@ func (f *Front) checkHeaders(r *http.Request, msg *jsonrpc.Message, claim json.R
 	if err != nil {
 		return err
 	}
-	var claimed string
-	if json.Unmarshal(claim, &claimed) == nil { // not a string: the envelope check says so (-32602)
+	if claimed, ok := jsonString(claim); ok { // not a string: the envelope check says so (-32602)
 		switch {
 		case version == "":
 			return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header is missing; a request whose _meta names protocol %s sends it in that header too", mcpheader.ProtocolVersion, quoteShort(claimed))
@@ -116,10 +115,10 @@ func (f *Front) checkHeaders(r *http.Request, msg *jsonrpc.Message, claim json.R
 	if field == "" {
 		return nil
 	}
-	params, _ := rawjson.SplitValid(msg.Params) // valid: modernClaim read it
+	params, _ := paramMembers(msg) // valid: modernClaim read it
 	raw, _ := params.Get(field)
-	var body string
-	if json.Unmarshal(raw, &body) != nil {
+	body, ok := jsonString(raw)
+	if !ok {
 		return nil // no name: the request is invalid anyway, and serving it says so (-32602)
 	}
 	if err := checkName(r, field, body); err != nil {

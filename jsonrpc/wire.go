@@ -176,11 +176,41 @@ func decodeMethod(raw []byte, last *string) string {
 	if last != nil && len(raw) == len(*last)+2 && string(raw[1:len(raw)-1]) == *last && bytes.IndexByte(raw, '\\') < 0 {
 		return *last
 	}
+	if last == nil && len(raw) >= 2 {
+		// A decoder with no last method (one per HTTP request) would
+		// make the same few strings again and again.
+		if s, ok := commonMethod(raw[1 : len(raw)-1]); ok {
+			return s
+		}
+	}
 	s, _ := rawjson.Unquote(raw)
 	if last != nil {
 		*last = s
 	}
 	return s
+}
+
+// commonMethod returns the method named by unescaped, the bytes between a
+// method's quotes, when it is one that most requests name; ok is false for
+// any other, and for one written with escapes (no case has a backslash).
+func commonMethod(unescaped []byte) (method string, ok bool) {
+	switch string(unescaped) {
+	case "tools/call":
+		return "tools/call", true
+	case "tools/list":
+		return "tools/list", true
+	case "notifications/cancelled":
+		return "notifications/cancelled", true
+	case "notifications/progress":
+		return "notifications/progress", true
+	case "ping":
+		return "ping", true
+	case "resources/read":
+		return "resources/read", true
+	case "prompts/get":
+		return "prompts/get", true
+	}
+	return "", false
 }
 
 // errNullID marks a request whose id is null: it is answered, with a null id.

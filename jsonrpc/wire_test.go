@@ -107,6 +107,7 @@ func FuzzDecode(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"n"}`,
 		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m","data":null}}`,
 		`{"jsonrpc":"2.0","id":1,"id":2}`, `[1,2]`, `{`, `"x"`, ``,
+		`{"jsonrpc":"2.0","id":2,"method":"tools\/call"}`, `{"jsonrpc":"2.0","id":3,"method":"ping"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -54,6 +54,11 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 func (g *Gateway) awaitStartup(ctx context.Context) error {
 	select {
 	case <-g.warm:
+		return nil // the usual case, on every modern request: no timer made
+	default:
+	}
+	select {
+	case <-g.warm:
 	case <-time.After(g.startupWait):
 	case <-ctx.Done():
 		return ctx.Err()
