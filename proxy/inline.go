@@ -56,12 +56,13 @@ type inlineCall struct {
 	start time.Time
 	over  atomic.Bool // the second half has begun
 
-	rt     route
-	name   string // as the client wrote it
-	w      *wire
-	dl     *deadline
-	caller *caller
-	call   *jsonrpc.Call
+	rt       route
+	name     string // as the client wrote it
+	w        *wire
+	dl       *deadline // &deadline, once sent
+	deadline deadline
+	caller   *caller
+	call     *jsonrpc.Call
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -155,7 +156,8 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	}
 	rec.routed(rt, ic.name)
 	rec.Params = params
-	ic.dl = rt.up.newDeadline()
+	ic.dl = &ic.deadline
+	rt.up.initDeadline(ic.dl)
 	tctx := ic.dl.watch(ctx)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
 	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
@@ -189,13 +191,16 @@ func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	ic.call = call
 	ic.caller.sent(call.ID())
 	ic.dl.sent(call)
-	if !ic.reply.OnEnd(func() { ic.event(nil) }) {
+	if !ic.reply.OnEndTell(ic) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
 	if !ic.call.Then(ic) {
 		ic.event(nil)
 	}
 }
+
+// Ended is told that the request's context ended (see event).
+func (ic *inlineCall) Ended() { ic.event(nil) }
 
 // Completed is told that the call is done, on the goroutine that did it
 // (see jsonrpc.Call.Then): usually the server's reader, with its cork.
