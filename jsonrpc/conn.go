@@ -350,7 +350,14 @@ func (c *Conn) dispatch(data []byte) {
 	// result is a slice of data), and neither is any envelope's split.
 	// Anything else may be, and gets a Message of its own.
 	msg, err := decode(data, &c.answer, c.envelope, &c.method)
-	if msg != nil && (err != nil || !msg.IsResponse()) {
+	var flight *inFlight
+	if msg != nil && err == nil && msg.IsRequest() {
+		// The request and its place in flight live as long as each other:
+		// one allocation for both.
+		kept := new(keptRequest)
+		kept.msg = *msg
+		msg, flight = &kept.msg, &kept.flight
+	} else if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
 		*kept = *msg
 		msg = kept
@@ -360,7 +367,7 @@ func (c *Conn) dispatch(data []byte) {
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+	if resp := c.serveIn(msg, nil, nil, c.readCork, flight); resp != nil {
 		c.readCork.Flush()
 		c.write(resp)
 	}
@@ -401,6 +408,18 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 // serveWith is serve on the reader goroutine, whose cork is given (see
 // Cork): an answer's completion and an inline request may write through it.
 func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork *Cork) *Message {
+	return c.serveIn(msg, batch, here, cork, nil)
+}
+
+// keptRequest is a request read, with its place in flight.
+type keptRequest struct {
+	msg    Message
+	flight inFlight
+}
+
+// serveIn is serveWith with the request's inFlight, unused, when the
+// caller made it with the message (see keptRequest); nil makes one.
+func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *Cork, flight *inFlight) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
@@ -432,7 +451,10 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
-	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
+	if flight == nil {
+		flight = new(inFlight)
+	}
+	flight.c, flight.msg, flight.size, flight.batch = c, msg, msg.Size, batch
 	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
 	// Checked with the request in incoming: handlers cancelled from now on
