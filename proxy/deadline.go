@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -20,9 +21,10 @@ type deadline struct {
 	step    time.Duration
 	max     time.Duration
 	limit   time.Time
-	atLimit bool      // the last reset was cut short by limit
-	holds   int       // while above 0 (the server waits for the client), the deadline does not run
-	held    time.Time // when the holds began
+	atLimit bool         // the last reset was cut short by limit
+	taken   atomic.Int32 // by sweeps of the wheel that have not passed it yet (see inlinepool.go)
+	holds   int          // while above 0 (the server waits for the client), the deadline does not run
+	held    time.Time    // when the holds began
 
 	// The request it ends, when watched (see callctx.go).
 	parent     context.Context // the caller's context
@@ -78,6 +80,7 @@ func (d *deadline) disarmLocked() {
 // passed is told by the wheel that the arming seq passed: expire runs,
 // unless the deadline was armed again or stopped since.
 func (d *deadline) passed(seq uint64) {
+	defer d.taken.Add(-1) // the sweep's last touch of d
 	d.mu.Lock()
 	current := d.seq == seq
 	expire := d.expire
