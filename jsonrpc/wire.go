@@ -195,15 +195,17 @@ var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidReques
 // returned message, if not nil, carries the id when one could be read, so that
 // the error can still be answered to the right request.
 func Decode(data []byte) (*Message, error) {
-	return decode(data, nil, nil, nil)
+	return decode(data, nil, nil, nil, nil)
 }
 
 // decode is Decode into m, when not nil, with the envelope's members split
-// into top's array (see rawjson.MembersNestedInto), when not nil: a reader
-// that decodes message after message reuses both where it keeps neither.
+// into top's array (see rawjson.MembersNestedInto), when not nil, and its
+// params' into params' array: a reader that decodes message after message
+// reuses them, and copies the params' split of a message it keeps (see
+// Conn.keep).
 // method, when not nil, is the last method decoded: the same one again is
 // not made again (a string a request).
-func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*Message, error) {
+func decode(data []byte, m *Message, top, params rawjson.MemberList, method *string) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		if len(data) > 0 && data[0] == '[' {
@@ -214,7 +216,7 @@ func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*M
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, params, err := rawjson.MembersNestedInto(top, data, "params")
+	members, split, err := rawjson.MembersNestedIntoBoth(top, params, data, "params")
 	if m == nil {
 		m = new(Message)
 	}
@@ -263,7 +265,7 @@ func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*M
 				return m, fmt.Errorf(`%w: "params" must be an object or an array`, ErrInvalidRequest)
 			}
 			m.Params = mem.Value
-			m.split, m.splitOf = params, mem.Value
+			m.split, m.splitOf = split, mem.Value
 		case "result":
 			m.Result = mem.Value
 		case "error":

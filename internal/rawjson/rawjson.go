@@ -48,10 +48,17 @@ func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) 
 // them at once and keeps none (a message's envelope) reuses one array for
 // every object. inner has an array of its own.
 func MembersNestedInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
+	return MembersNestedIntoBoth(into, nil, obj, nested)
+}
+
+// MembersNestedIntoBoth is MembersNestedInto with inner in innerInto's
+// array too, when it fits (and the split was not remembered): a reader
+// that copies what it keeps of inner reuses one array for it as well.
+func MembersNestedIntoBoth(into, innerInto MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	if ms, inner, ok := recallSplit(obj, nested); ok {
 		return ms, inner, nil
 	}
-	ms, inner, err = splitValidatingInto(into, obj, nested)
+	ms, inner, err = splitValidatingInto(into, innerInto, obj, nested)
 	if err == nil {
 		return ms, inner, nil
 	}
