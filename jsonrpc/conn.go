@@ -359,11 +359,13 @@ func (c *Conn) dispatch(data []byte) {
 		kept := new(keptRequest)
 		kept.msg = *msg
 		msg, flight = &kept.msg, &kept.flight
+		msg.ID = msg.ID.owned() // a small id must not keep a big line's bytes alive
 		c.keep(msg, kept.members[:0])
 	} else if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
 		*kept = *msg
 		msg = kept
+		msg.ID = msg.ID.owned()
 		c.keep(msg, nil)
 	}
 	if err != nil {
