@@ -133,7 +133,7 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	}
 	params = ic.msg.Params
 	if rt.name != name {
-		params = ms.Replace(params, "name", quote(rt.name))
+		params = ms.ReplaceString(params, "name", rt.name)
 	}
 	ic.rt, ic.name, ic.w = rt, name, w
 	return params, true

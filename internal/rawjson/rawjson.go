@@ -340,6 +340,20 @@ func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
 	return ms.AppendReplaced(make([]byte, 0, len(obj)+len(value)), obj, key, value)
 }
 
+// ReplaceString is Replace with the string s as the new value, quoted in
+// the result's own buffer rather than in one of its own first.
+func (ms MemberList) ReplaceString(obj []byte, key, s string) []byte {
+	dst := make([]byte, 0, len(obj)+len(s)+len(key)+4)
+	for _, m := range ms {
+		if m.Key == key {
+			dst = append(dst, obj[:m.Start]...)
+			dst = AppendString(dst, s)
+			return append(dst, obj[m.Start+len(m.Value):]...)
+		}
+	}
+	return ms.AppendReplaced(dst, obj, key, AppendString(nil, s))
+}
+
 // AppendReplaced appends obj, with the value of key replaced, to dst.
 func (ms MemberList) AppendReplaced(dst, obj []byte, key string, value []byte) []byte {
 	for _, m := range ms {
