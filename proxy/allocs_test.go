@@ -77,7 +77,9 @@ func TestToolCallAllocations(t *testing.T) {
 	// Bytes cost the collector too: member lists of room for eight, most
 	// of it empty, and a Message for every answer took about 4.5 KB a call
 	// here.
-	if bytes > 1750 {
-		t.Errorf("a tools/call through the gateway allocates %d bytes (client side included), want at most 1750", bytes)
+	// Under -race, sync.Pool drops a quarter of what is put back: an
+	// inline call's state is then made again now and then (1.8 KB).
+	if bytes > 2000 {
+		t.Errorf("a tools/call through the gateway allocates %d bytes (client side included), want at most 2000", bytes)
 	}
 }
