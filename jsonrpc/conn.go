@@ -107,6 +107,7 @@ type Conn struct {
 	answer        Message            // the reader's: an answer is decoded here, since nothing keeps it (see dispatch)
 	method        string             // the reader's: the last method it decoded (see decode)
 	envelope      rawjson.MemberList // the reader's: every message's envelope is split into it
+	params        rawjson.MemberList // the reader's: every message's params are split into it (see keep)
 
 	mu            sync.Mutex
 	nextID        int64
@@ -148,6 +149,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		pending:       make(map[ID]*Call),
 		incoming:      make(map[ID]*inFlight),
 		envelope:      make(rawjson.MemberList, 0, 8), // "jsonrpc", "id", "method", "params", "result", "error"
+		params:        make(rawjson.MemberList, 0, 8),
 	}
 	return c
 }
@@ -349,18 +351,29 @@ func (c *Conn) dispatch(data []byte) {
 	// Decoded in place: an answer, once delivered, is not kept (its
 	// result is a slice of data), and neither is any envelope's split.
 	// Anything else may be, and gets a Message of its own.
-	msg, err := decode(data, &c.answer, c.envelope, &c.method)
-	if msg != nil && (err != nil || !msg.IsResponse()) {
+	msg, err := decode(data, &c.answer, c.envelope, c.params, &c.method)
+	var flight *inFlight
+	if msg != nil && err == nil && msg.IsRequest() {
+		// The request and its place in flight live as long as each other:
+		// one allocation for both, and its params' split too when small.
+		kept := new(keptRequest)
+		kept.msg = *msg
+		msg, flight = &kept.msg, &kept.flight
+		msg.ID = msg.ID.owned() // a small id must not keep a big line's bytes alive
+		c.keep(msg, kept.members[:0])
+	} else if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
 		*kept = *msg
 		msg = kept
+		msg.ID = msg.ID.owned()
+		c.keep(msg, nil)
 	}
 	if err != nil {
 		c.readCork.Flush() // what follows may write, and wait
 		c.rejectInvalid(msg, err)
 		return
 	}
-	if resp := c.serveWith(msg, nil, nil, c.readCork); resp != nil {
+	if resp := c.serveIn(msg, nil, nil, c.readCork, flight); resp != nil {
 		c.readCork.Flush()
 		c.write(resp)
 	}
@@ -401,6 +414,31 @@ func (c *Conn) serve(msg *Message, batch *batchCollector, here *func()) *Message
 // serveWith is serve on the reader goroutine, whose cork is given (see
 // Cork): an answer's completion and an inline request may write through it.
 func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork *Cork) *Message {
+	return c.serveIn(msg, batch, here, cork, nil)
+}
+
+// keptRequest is a request read, with its place in flight.
+type keptRequest struct {
+	msg     Message
+	flight  inFlight
+	members [2]rawjson.Member // msg's params' split, when it fits: a tools/call's name and arguments
+}
+
+// keep gives a message the reader keeps a split of its params of its own
+// (into's array when it fits), when decode left it in the reader's.
+func (c *Conn) keep(m *Message, into rawjson.MemberList) {
+	if len(m.split) == 0 || cap(c.params) == 0 || &m.split[:1][0] != &c.params[:1][0] {
+		return
+	}
+	if cap(into) < len(m.split) {
+		into = make(rawjson.MemberList, 0, len(m.split))
+	}
+	m.split = append(into[:0], m.split...)
+}
+
+// serveIn is serveWith with the request's inFlight, unused, when the
+// caller made it with the message (see keptRequest); nil makes one.
+func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *Cork, flight *inFlight) *Message {
 	switch {
 	case msg.IsResponse():
 		var err error
@@ -432,7 +470,10 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 		cork.Flush() // Refused may record it, and wait
 		return c.refuse(msg, Errorf(ErrInternal, "too many requests in flight (%d); %s refused, send it again once some are answered", n, msg.Method))
 	}
-	flight := &inFlight{c: c, msg: msg, size: msg.Size, batch: batch}
+	if flight == nil {
+		flight = new(inFlight)
+	}
+	flight.c, flight.msg, flight.size, flight.batch = c, msg, msg.Size, batch
 	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
 	// Checked with the request in incoming: handlers cancelled from now on
@@ -747,6 +788,7 @@ type Call struct {
 	result json.RawMessage
 	err    error
 	then   Completion // told once the call is over, by whoever ended it (see Then)
+	digits [20]byte   // id's text (see setIntID)
 }
 
 // ID is the id the request was sent with.
@@ -857,7 +899,8 @@ func (c *Conn) newCall() (*Call, error) {
 		return nil, ErrClosed
 	}
 	c.nextID++
-	call := &Call{id: IntID(c.nextID), conn: c}
+	call := &Call{conn: c}
+	call.setIntID(c.nextID)
 	c.pending[call.id] = call
 	return call, nil
 }

@@ -25,7 +25,7 @@ type handlerContext struct {
 	err   error           // why it ended; nil while it lasts
 	done  chan struct{}   // made when first asked for, or closedDone
 	after []*afterHandler // what AfterFunc registered, to run when it ends
-	ended func()          // what Reply.OnEnd registered, to run when it ends
+	ended Ender           // what Reply.OnEnd registered, to tell when it ends
 }
 
 type afterHandler struct{ f func() }
@@ -104,7 +104,7 @@ func (h *handlerContext) end(err error) {
 		a.f()
 	}
 	if ended != nil {
-		ended()
+		ended.Ended()
 	}
 }
 

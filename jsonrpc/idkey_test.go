@@ -49,3 +49,14 @@ func TestIDKeyIsTheValue(t *testing.T) {
 		}
 	}
 }
+
+// A call's id viewing its own digits reads as IntID's, for every width.
+func TestCallIntID(t *testing.T) {
+	for _, n := range []int64{0, 1, 9, 10, 123456789, 1<<63 - 1} {
+		var call Call
+		call.setIntID(n)
+		if call.id != IntID(n) || call.id.key() != IntID(n) {
+			t.Errorf("setIntID(%d) = %q, want %q", n, call.id.raw, IntID(n).raw)
+		}
+	}
+}

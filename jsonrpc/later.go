@@ -47,15 +47,28 @@ func (r *Reply) Answer(result json.RawMessage, err error, cork *Cork) {
 // goroutine that ends it, as AfterFunc would, without the allocations of
 // a registration that can be stopped: f must tell for itself whether it
 // still matters. It reports false, and f is not run, when the context has
-// ended already. Call it at most once.
-func (r *Reply) OnEnd(f func()) bool {
+// ended already. Call it (or OnEndTell) at most once.
+func (r *Reply) OnEnd(f func()) bool { return r.OnEndTell(endFunc(f)) }
+
+// Ender is told that a request's context ended (see Reply.OnEndTell).
+type Ender interface{ Ended() }
+
+// endFunc is a function as an Ender: a func value is pointer-shaped, so
+// the conversion costs no allocation.
+type endFunc func()
+
+func (f endFunc) Ended() { f() }
+
+// OnEndTell is OnEnd telling e: a caller that is an Ender already spares
+// the closure OnEnd's f would cost on every request.
+func (r *Reply) OnEndTell(e Ender) bool {
 	h := &r.handlerContext
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
 		return false
 	}
-	h.ended = f
+	h.ended = e
 	return true
 }
 

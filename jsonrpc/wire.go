@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
@@ -40,6 +42,17 @@ func StringID(s string) ID {
 // ParseID reads an id from raw JSON. Only strings and numbers are ids.
 func ParseID(raw json.RawMessage) (ID, error) {
 	raw = bytes.TrimSpace(raw)
+	if _, err := parseIDView(raw); err != nil {
+		return ID{}, err
+	}
+	return ID{string(raw)}, nil
+}
+
+// parseIDView is ParseID with the id viewing raw's bytes, not a copy: for
+// a message whose bytes are kept unchanged as long as its id is used (see
+// decode).
+func parseIDView(raw json.RawMessage) (ID, error) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return ID{}, errors.New("missing id")
 	}
@@ -56,8 +69,12 @@ func ParseID(raw json.RawMessage) (ID, error) {
 		}
 		return ID{}, fmt.Errorf("id: %v", err)
 	}
-	return ID{string(raw)}, nil
+	return ID{unsafe.String(unsafe.SliceData(raw), len(raw))}, nil
 }
+
+// owned is id in a string of its own, not viewing the bytes it was read
+// from (see parseIDView).
+func (id ID) owned() ID { return ID{strings.Clone(id.raw)} }
 
 // IsValid reports whether the id is present.
 func (id ID) IsValid() bool { return id.raw != "" }
@@ -225,15 +242,19 @@ var errNullID = fmt.Errorf("%w: a request id must not be null", ErrInvalidReques
 // returned message, if not nil, carries the id when one could be read, so that
 // the error can still be answered to the right request.
 func Decode(data []byte) (*Message, error) {
-	return decode(data, nil, nil, nil)
+	return decode(data, nil, nil, nil, nil)
 }
 
 // decode is Decode into m, when not nil, with the envelope's members split
-// into top's array (see rawjson.MembersNestedInto), when not nil: a reader
-// that decodes message after message reuses both where it keeps neither.
+// into top's array (see rawjson.MembersNestedInto), when not nil, and its
+// params' into params' array: a reader that decodes message after message
+// reuses them, and copies the params' split of a message it keeps (see
+// Conn.keep).
 // method, when not nil, is the last method decoded: the same one again is
-// not made again (a string a request).
-func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*Message, error) {
+// not made again (a string a request). Decoded in place (m not nil), the
+// id views data: an answer's is used only to find its call, and the
+// reader gives whatever it keeps an id of its own (see Conn.dispatch).
+func decode(data []byte, m *Message, top, params rawjson.MemberList, method *string) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		if len(data) > 0 && data[0] == '[' {
@@ -244,13 +265,18 @@ func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*M
 		}
 		return nil, fmt.Errorf("%w: message must be a JSON object", ErrInvalidRequest)
 	}
-	members, params, err := rawjson.MembersNestedInto(top, data, "params")
+	members, split, err := rawjson.MembersNestedIntoBoth(top, params, data, "params")
+	inPlace := m != nil
 	if m == nil {
 		m = new(Message)
 	}
 	*m = Message{Size: len(data)}
 	if id, ok := members.Get("id"); ok {
-		if parsed, err := ParseID(id); err == nil {
+		parse := ParseID
+		if inPlace {
+			parse = parseIDView
+		}
+		if parsed, err := parse(id); err == nil {
 			m.ID = parsed
 		}
 	}
@@ -293,7 +319,7 @@ func decode(data []byte, m *Message, top rawjson.MemberList, method *string) (*M
 				return m, fmt.Errorf(`%w: "params" must be an object or an array`, ErrInvalidRequest)
 			}
 			m.Params = mem.Value
-			m.split, m.splitOf = params, mem.Value
+			m.split, m.splitOf = split, mem.Value
 		case "result":
 			m.Result = mem.Value
 		case "error":

@@ -118,7 +118,8 @@ func FuzzDecode(f *testing.F) {
 		scratch := Message{ID: IntID(99), Method: "stale", Result: json.RawMessage(`1`), Error: &Error{Code: 1}, Size: 7}
 		envelope := rawjson.MemberList{{Key: "stale", Value: json.RawMessage(`1`)}}
 		method := "tools/call"
-		inPlace, errInPlace := decode(data, &scratch, envelope[:0], &method)
+		params := append(make(rawjson.MemberList, 0, 8), rawjson.Member{Key: "stale", Value: json.RawMessage(`2`)})
+		inPlace, errInPlace := decode(data, &scratch, envelope[:0], params[:0], &method)
 		if fmt.Sprint(err) != fmt.Sprint(errInPlace) || (m == nil) != (inPlace == nil) {
 			t.Fatalf("decoded in place: %v, %v; Decode: %v, %v", inPlace, errInPlace, m, err)
 		}

@@ -21,8 +21,10 @@ import (
 // count here is the whole process's, the test's client side included, so
 // the bound is generous; before the one-pass scanner and the pooled
 // handlers a call took about 80, before the reader's envelope and answer
-// were decoded in place 32, now 22. So with bytes: 2.3 KB a call, both
-// sides (4.5 KB before).
+// were decoded in place 32, before the inline call's state was reused
+// (and its deadline, hooks, flight, call id and params split merged, and
+// ids viewed in place) 22, now 10. So with bytes: 1.5 KB a call, both
+// sides (4.5 KB, then 2.3 KB before).
 func TestToolCallAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -69,13 +71,15 @@ func TestToolCallAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	bytes := (after.TotalAlloc - before.TotalAlloc) / calls
 	t.Logf("%.1f allocations, %d bytes per tools/call (client and gateway)", allocs, bytes)
-	if allocs > 24 {
-		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 24", allocs)
+	if allocs > 12 {
+		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 12", allocs)
 	}
 	// Bytes cost the collector too: member lists of room for eight, most
 	// of it empty, and a Message for every answer took about 4.5 KB a call
 	// here.
-	if bytes > 2700 {
-		t.Errorf("a tools/call through the gateway allocates %d bytes (client side included), want at most 2700", bytes)
+	// Under -race, sync.Pool drops a quarter of what is put back: an
+	// inline call's state is then made again now and then (1.8 KB).
+	if bytes > 2000 {
+		t.Errorf("a tools/call through the gateway allocates %d bytes (client side included), want at most 2000", bytes)
 	}
 }

@@ -46,6 +46,9 @@ type auditRecord struct {
 	// later: the record has a place reserved in the queue of records
 	// written off the reader (see auditlater.go).
 	later bool
+	// id is the request's, for ID when it is nil: its bytes are made only
+	// for a record written (see write), not on every call.
+	id jsonrpc.ID
 }
 
 // routed names the upstream that handles the request.
@@ -107,6 +110,9 @@ func chainOptions(cfg config.Audit, log *slog.Logger) auditchain.Options {
 func (a *auditLog) write(r *auditRecord) {
 	if a == nil {
 		return
+	}
+	if r.ID == nil && r.id.IsValid() {
+		r.ID = json.RawMessage(r.id.String())
 	}
 	if a.bodies.Load() {
 		r.Params = redactBody(r.policies, r.Params)

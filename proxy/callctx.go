@@ -27,7 +27,7 @@ func (d *deadline) watch(ctx context.Context) context.Context {
 	d.mu.Lock()
 	d.parent = ctx
 	d.mu.Unlock()
-	d.start(d.fire)
+	d.start((*deadline).fire)
 	return (*callContext)(d)
 }
 

@@ -101,6 +101,9 @@ type caller struct {
 	dl   *deadline // the request's deadline: held while the server waits for the client
 	seq  uint64
 	upID jsonrpc.ID // the id it went upstream with; set once sent. Guarded by upstream.mu.
+	// named: causeOf gave it as a server request's cause, which may use
+	// it after it is done. Guarded by upstream.mu.
+	named bool
 }
 
 // addCaller records that a client request is in flight here. Its sent
@@ -181,6 +184,7 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	distinct := map[*session]bool{}
 	for _, c := range u.callers {
 		if related.IsValid() && c.upID == related {
+			c.named = true
 			return cause{r: c.clientRequest, dl: c.dl, ok: true}
 		}
 		distinct[c.s] = true
@@ -196,7 +200,15 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	case len(distinct) > 1:
 		return cause{sessions: len(distinct)}
 	}
+	best.named = true
 	return cause{r: best.clientRequest, dl: best.dl, ok: true}
+}
+
+// wasNamed reports whether c was a server request's cause (see causeOf).
+func (c *caller) wasNamed() bool {
+	c.up.mu.Lock()
+	defer c.up.mu.Unlock()
+	return c.named
 }
 
 type ctxCauseKey struct{}

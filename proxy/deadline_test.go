@@ -14,7 +14,7 @@ func TestDeadline(t *testing.T) {
 		expired := make(chan time.Duration, 1)
 		dl := newDeadline(time.Second, 3*time.Second)
 		dl.extend() // before start: nothing to push back
-		dl.start(func() { expired <- time.Since(start) })
+		dl.start(func(*deadline) { expired <- time.Since(start) })
 		time.Sleep(900 * time.Millisecond)
 		dl.extend() // progress: one more second from now
 		time.Sleep(900 * time.Millisecond)
@@ -43,7 +43,7 @@ func TestDeadlineHeldWhileTheClientAnswers(t *testing.T) {
 		start := time.Now()
 		expired := make(chan time.Duration, 1)
 		dl := newDeadline(time.Second, 3*time.Second)
-		dl.start(func() { expired <- time.Since(start) })
+		dl.start(func(*deadline) { expired <- time.Since(start) })
 		time.Sleep(500 * time.Millisecond)
 		dl.hold()
 		dl.hold() // two requests to the client at once

@@ -74,6 +74,7 @@ func (w *deadlineWheel) sweep() {
 	var earliest time.Time
 	for d, a := range w.armed {
 		if !now.Before(a.at) {
+			d.taken.Add(1)
 			passed = append(passed, due{d, a.seq})
 			delete(w.armed, d)
 			continue

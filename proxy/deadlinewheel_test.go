@@ -16,7 +16,7 @@ func TestDeadlinesShareOneTimer(t *testing.T) {
 		passed := make(chan string, 4)
 		deadlineAfter := func(name string, step time.Duration) *deadline {
 			d := newDeadlineOn(&w, step, time.Hour)
-			d.start(func() { passed <- name + " at " + time.Since(start).String() })
+			d.start(func(*deadline) { passed <- name + " at " + time.Since(start).String() })
 			return d
 		}
 		first := deadlineAfter("first", time.Second)

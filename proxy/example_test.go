@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,11 @@ func exampleServer() {
 			case "tools/list":
 				return json.RawMessage(`{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}`), nil
 			case "tools/call":
+				if echo := bytes.Index(msg.Params, []byte(`"echo":`)); echo >= 0 {
+					// TestInlineCallReuse tells each answer by its own text.
+					text, _, _ := bytes.Cut(msg.Params[echo+len(`"echo":`):], []byte("}"))
+					return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+				}
 				return json.RawMessage(`{"content":[{"type":"text","text":"hello, world"}]}`), nil
 			}
 			return nil, nil

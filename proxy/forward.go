@@ -156,7 +156,7 @@ func (s *session) routeParam(ctx context.Context, params json.RawMessage, key st
 		return route{}, "", nil, err
 	}
 	if rt.name != name {
-		params = ms.Replace(params, key, quote(rt.name))
+		params = ms.ReplaceString(params, key, rt.name)
 	}
 	return rt, name, params, nil
 }

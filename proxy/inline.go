@@ -56,12 +56,18 @@ type inlineCall struct {
 	start time.Time
 	over  atomic.Bool // the second half has begun
 
-	rt     route
-	name   string // as the client wrote it
-	w      *wire
-	dl     *deadline
-	caller *caller
-	call   *jsonrpc.Call
+	rt       route
+	name     string // as the client wrote it
+	w        *wire
+	dl       *deadline // &deadline, once sent
+	deadline deadline
+	caller   *caller
+	call     *jsonrpc.Call
+
+	// What recycle needs to know that nothing else holds the call (see
+	// inlinepool.go).
+	sentHere bool        // the request went out on the client's reader, not on a goroutine of its own
+	endTold  atomic.Bool // Ended has returned
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -71,11 +77,13 @@ func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonr
 		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
 		return false
 	}
-	ic := &inlineCall{s: s, msg: msg, reply: reply, start: time.Now()}
+	ic := newInlineCall()
+	ic.s, ic.msg, ic.reply, ic.start = s, msg, reply, time.Now()
 	s.servingIn(&ic.rc, ctx, msg)
 	params, ok := ic.prepare()
 	if !ok {
 		ic.rc.hold.release()
+		ic.recycle() // nothing was registered anywhere
 		return false
 	}
 	ic.send(params, cork)
@@ -125,7 +133,7 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	}
 	params = ic.msg.Params
 	if rt.name != name {
-		params = ms.Replace(params, "name", quote(rt.name))
+		params = ms.ReplaceString(params, "name", rt.name)
 	}
 	ic.rt, ic.name, ic.w = rt, name, w
 	return params, true
@@ -155,7 +163,8 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	}
 	rec.routed(rt, ic.name)
 	rec.Params = params
-	ic.dl = rt.up.newDeadline()
+	ic.dl = &ic.deadline
+	rt.up.initDeadline(ic.dl)
 	tctx := ic.dl.watch(ctx)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
 	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
@@ -166,6 +175,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 		}()
 		return
 	}
+	ic.sentHere = err == nil
 	ic.sent(call, err)
 }
 
@@ -189,7 +199,7 @@ func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	ic.call = call
 	ic.caller.sent(call.ID())
 	ic.dl.sent(call)
-	if !ic.reply.OnEnd(func() { ic.event(nil) }) {
+	if !ic.reply.OnEndTell(ic) {
 		ic.call.Abandon(ic.rc.Err()) // ended already (the connection is closing)
 	}
 	if !ic.call.Then(ic) {
@@ -197,9 +207,19 @@ func (ic *inlineCall) sent(call *jsonrpc.Call, err error) {
 	}
 }
 
+// Ended is told that the request's context ended (see event).
+func (ic *inlineCall) Ended() {
+	ic.event(nil)
+	ic.endTold.Store(true)
+}
+
 // Completed is told that the call is done, on the goroutine that did it
 // (see jsonrpc.Call.Then): usually the server's reader, with its cork.
-func (ic *inlineCall) Completed(cork *jsonrpc.Cork) { ic.event(cork) }
+func (ic *inlineCall) Completed(cork *jsonrpc.Cork) {
+	if ic.event(cork) {
+		ic.recycleAnswered()
+	}
+}
 
 // event is told that the call is done (its answer, an error, its
 // deadline) or that the request's context ended: the client cancelled it,
@@ -207,27 +227,31 @@ func (ic *inlineCall) Completed(cork *jsonrpc.Cork) { ic.event(cork) }
 // ends first gives the call up, as Wait does; the second half then runs
 // (once) as the call is done. cork is the calling goroutine's, if it has
 // one (see jsonrpc.Cork).
-func (ic *inlineCall) event(cork *jsonrpc.Cork) {
+//
+// It reports whether it answered the call itself, on this goroutine.
+func (ic *inlineCall) event(cork *jsonrpc.Cork) (answeredHere bool) {
 	if !ic.call.Over() {
 		ic.call.Abandon(ic.rc.Err()) // done now: the call's hook runs event again
-		return
+		return false
 	}
 	if ic.over.CompareAndSwap(false, true) {
-		ic.answered(cork)
+		return ic.answered(cork)
 	}
+	return false
 }
 
 // answered runs once the call is done, on the goroutine that completed
 // it: the second half runs there when it cannot wait or take long, else on
 // a goroutine of its own.
-func (ic *inlineCall) answered(cork *jsonrpc.Cork) {
+func (ic *inlineCall) answered(cork *jsonrpc.Cork) (here bool) {
 	res, err := ic.call.Wait(context.Background()) // done: returns at once
 	sp := ic.rt.up.base.policies.Load()
 	if err != nil || len(res) >= inlineMaxSize || sp != nil && !sp.chain.Quick() || !ic.s.g.auditNeverWaits() || !ic.s.g.reserveLater(&ic.rec) {
 		go ic.finish(res, err, nil)
-		return
+		return false
 	}
 	ic.finish(res, err, cork)
+	return true
 }
 
 // finish is the call's second half: what callWatched, forward, callTool

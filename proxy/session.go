@@ -131,7 +131,7 @@ func (s *session) Handle(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 
 // record is the audit record of the client's request msg, as it comes.
 func (s *session) record(msg *jsonrpc.Message) auditRecord {
-	return auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size, Params: msg.Params}
+	return auditRecord{Session: s.id, Method: msg.Method, Server: "mcpgate", id: msg.ID, BytesIn: msg.Size, Params: msg.Params}
 }
 
 // conclude completes rec with the request's outcome, records it (metrics,

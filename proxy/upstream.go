@@ -230,6 +230,11 @@ func (u *upstream) newDeadline() *deadline {
 	return newDeadlineOn(&u.deadlines, u.cfg.Timeout, u.cfg.MaxTimeout)
 }
 
+// initDeadline readies d, unused, as newDeadline makes one.
+func (u *upstream) initDeadline(d *deadline) {
+	d.init(&u.deadlines, u.cfg.Timeout, u.cfg.MaxTimeout)
+}
+
 // errDeadline is why a request ended at its deadline.
 var errDeadline = errors.New("upstream deadline")
 

@@ -48,10 +48,17 @@ func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) 
 // them at once and keeps none (a message's envelope) reuses one array for
 // every object. inner has an array of its own.
 func MembersNestedInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
+	return MembersNestedIntoBoth(into, nil, obj, nested)
+}
+
+// MembersNestedIntoBoth is MembersNestedInto with inner in innerInto's
+// array too, when it fits (and the split was not remembered): a reader
+// that copies what it keeps of inner reuses one array for it as well.
+func MembersNestedIntoBoth(into, innerInto MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	if ms, inner, ok := recallSplit(obj, nested); ok {
 		return ms, inner, nil
 	}
-	ms, inner, err = splitValidatingInto(into, obj, nested)
+	ms, inner, err = splitValidatingInto(into, innerInto, obj, nested)
 	if err == nil {
 		return ms, inner, nil
 	}
@@ -331,6 +338,20 @@ func (ms MemberList) Get(key string) (json.RawMessage, bool) {
 // copied byte for byte: nothing is re-encoded.
 func (ms MemberList) Replace(obj []byte, key string, value []byte) []byte {
 	return ms.AppendReplaced(make([]byte, 0, len(obj)+len(value)), obj, key, value)
+}
+
+// ReplaceString is Replace with the string s as the new value, quoted in
+// the result's own buffer rather than in one of its own first.
+func (ms MemberList) ReplaceString(obj []byte, key, s string) []byte {
+	dst := make([]byte, 0, len(obj)+len(s)+len(key)+4)
+	for _, m := range ms {
+		if m.Key == key {
+			dst = append(dst, obj[:m.Start]...)
+			dst = AppendString(dst, s)
+			return append(dst, obj[m.Start+len(m.Value):]...)
+		}
+	}
+	return ms.AppendReplaced(dst, obj, key, AppendString(nil, s))
 }
 
 // AppendReplaced appends obj, with the value of key replaced, to dst.

@@ -111,3 +111,21 @@ func TestReplace(t *testing.T) {
 		}
 	}
 }
+
+// ReplaceString is Replace with the string quoted: the same bytes, for a
+// member present or absent, and for strings that need escapes.
+func TestReplaceStringIsReplace(t *testing.T) {
+	for _, obj := range []string{`{"name":"a","arguments":{}}`, `{ "arguments" : {}, "name" : "x\u0041" }`, `{}`, `{"other":1}`} {
+		for _, s := range []string{"tool", "", `q"u\o<te>&`, "é\u2028"} {
+			ms, err := SplitValid([]byte(obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			quoted, _ := json.Marshal(s)
+			want := ms.Replace([]byte(obj), "name", quoted)
+			if got := ms.ReplaceString([]byte(obj), "name", s); string(got) != string(want) {
+				t.Errorf("ReplaceString(%s, %q) = %s, want %s", obj, s, got, want)
+			}
+		}
+	}
+}

@@ -34,17 +34,18 @@ func Valid(b []byte) bool {
 // whoever serves it. It fails with errInvalid on anything json.Valid
 // rejects, and on a duplicate key.
 func splitValidating(obj []byte, nested string) (ms, inner MemberList, err error) {
-	return splitValidatingInto(nil, obj, nested)
+	return splitValidatingInto(nil, nil, obj, nested)
 }
 
 // splitValidatingInto is splitValidating with the object's members in
-// into's array when they fit (see MembersNestedInto).
-func splitValidatingInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
+// into's array when they fit, and the nested object's in innerInto's (see
+// MembersNestedInto).
+func splitValidatingInto(into, innerInto MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, nil, errInvalid
 	}
-	end, err := scanObject(obj, i, 0, 1, &ms, into, nested, &inner)
+	end, err := scanObject(obj, i, 0, 1, &ms, into, nested, &inner, innerInto)
 	if err != nil {
 		return ms, nil, err
 	}
@@ -65,7 +66,7 @@ func splitValidatingInto(into MemberList, obj []byte, nested string) (ms, inner 
 // every message.
 //
 // into, if not nil, is the array *ms gets when they fit in it.
-func scanObject(obj []byte, i, base, depth int, ms *MemberList, into MemberList, nested string, inner *MemberList) (int, error) {
+func scanObject(obj []byte, i, base, depth int, ms *MemberList, into MemberList, nested string, inner *MemberList, innerInto MemberList) (int, error) {
 	var small [8]Member
 	list := MemberList(small[:0])
 	end, err := 0, error(errInvalid) // until the closing brace
@@ -94,7 +95,7 @@ func scanObject(obj []byte, i, base, depth int, ms *MemberList, into MemberList,
 		var vend int
 		var verr error
 		if nested != "" && key == nested && i < len(obj) && obj[i] == '{' && inner != nil {
-			vend, verr = scanObject(obj, i, i, depth+1, inner, nil, "", nil)
+			vend, verr = scanObject(obj, i, i, depth+1, inner, innerInto, "", nil, nil)
 			if verr != nil && verr != errInvalid {
 				// A duplicate inside is for whoever reads the nested
 				// object to report (invalid params), not a broken message.
