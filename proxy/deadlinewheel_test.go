@@ -51,3 +51,44 @@ func TestDeadlinesShareOneTimer(t *testing.T) {
 		}
 	})
 }
+
+// A deadline earlier than every armed one (a reload shortened the timeout)
+// passes at its own time, not at theirs; one armed after the wheel emptied
+// passes at its time, not at the stale one it was set for; a held deadline
+// does not pass while held, and passes a step after its release.
+func TestDeadlineWheelFollowsTheEarliest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w deadlineWheel
+		start := time.Now()
+		passed := make(chan string, 8)
+		deadlineAfter := func(name string, step time.Duration) *deadline {
+			d := newDeadlineOn(&w, step, time.Hour)
+			d.start(func() { passed <- name + " at " + time.Since(start).String() })
+			return d
+		}
+		expect := func(want string) {
+			t.Helper()
+			if got := <-passed; got != want {
+				t.Fatalf("passed: %s; want %s", got, want)
+			}
+		}
+		long := deadlineAfter("long", 10*time.Second)
+		deadlineAfter("short", 2*time.Second)
+		expect("short at 2s")
+		long.stop() // the wheel is empty; its timer was set for 10s
+		time.Sleep(time.Second)
+		deadlineAfter("after", 10*time.Second) // 3s: at 13s, after the stale 10s
+		held := deadlineAfter("held", time.Second)
+		held.hold()
+		time.Sleep(5 * time.Second) // 8s
+		held.release()              // a step from now: 9s
+		expect("held at 9s")
+		expect("after at 13s")
+		time.Sleep(time.Minute)
+		select {
+		case got := <-passed:
+			t.Fatalf("passed: %s; want nothing more", got)
+		default:
+		}
+	})
+}
