@@ -126,3 +126,15 @@ func TestLinesWritten(t *testing.T) {
 		}
 	}
 }
+
+// A nil cork holds nothing, as Hold says: a goroutine without a cork
+// passes nil, and holding for it must not panic its caller.
+func TestNilCorkHoldsNothing(t *testing.T) {
+	log := &eventLog{added: make(chan struct{}, 1)}
+	var k *Cork
+	k.Hold(holder{log})
+	k.Flush()
+	if len(log.events) != 0 {
+		t.Fatalf("a nil cork flushed: %v", log.events)
+	}
+}
