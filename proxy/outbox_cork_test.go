@@ -201,3 +201,26 @@ func TestOutboxCorkPartialNoticeDoesNotSilenceTheNext(t *testing.T) {
 		t.Fatalf("%d messages queued for a notice offered once the last was written, want 1", len(q.msgs))
 	}
 }
+
+// An outbox closed while a cork holds its messages still delivers them
+// (the answers to the last requests): its writer goroutine writes them
+// within the grace, and the cork's later flush writes nothing twice.
+func TestOutboxCorkClosedStillDelivers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &corkStream{room: 1 << 20, changed: make(chan struct{}, 1)}
+		q := newOutbox(s, sessionQueueBytes, true, time.Second, nil)
+		synctest.Wait()
+		var cork jsonrpc.Cork
+		for i := 1; i <= 2; i++ {
+			if taken, err := q.WriteNoWait(msgN(i), jsonrpc.IntID(int64(i)), true, &cork); !taken || err != nil {
+				t.Fatalf("WriteNoWait = %v, %v", taken, err)
+			}
+		}
+		q.Close()
+		cork.Flush()
+		s.await(t, `lines:{"id":1}|{"id":2}`)
+		if taken, err := q.WriteNoWait(msgN(3), jsonrpc.IntID(3), true, &cork); taken || err == nil {
+			t.Fatalf("WriteNoWait on a closed outbox = %v, %v; want not taken, an error", taken, err)
+		}
+	})
+}
