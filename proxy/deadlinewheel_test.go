@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -89,6 +90,34 @@ func TestDeadlineWheelFollowsTheEarliest(t *testing.T) {
 		case got := <-passed:
 			t.Fatalf("passed: %s; want nothing more", got)
 		default:
+		}
+	})
+}
+
+// A deadline stopped (its request answered) stays stopped: a progress
+// notice or a release that comes after it does not arm it again, which
+// kept the request's deadline in the wheel, and fired it, a step later.
+func TestStoppedDeadlineStaysStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w deadlineWheel
+		var fired atomic.Int32
+		d := newDeadlineOn(&w, time.Second, time.Hour)
+		d.start(func() { fired.Add(1) })
+		held := newDeadlineOn(&w, time.Second, time.Hour)
+		held.start(func() { fired.Add(1) })
+		held.hold()
+		d.stop()
+		held.stop()
+		d.extend()
+		held.release()
+		time.Sleep(time.Minute)
+		if n := fired.Load(); n != 0 {
+			t.Errorf("stopped deadlines passed %d times", n)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.armed) != 0 {
+			t.Errorf("%d stopped deadlines armed", len(w.armed))
 		}
 	})
 }
