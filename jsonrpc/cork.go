@@ -28,6 +28,9 @@ type CorkHolder interface {
 // Hold has h flushed when the cork is. Nil-safe: a nil cork holds nothing,
 // and then h must not hold anything for it.
 func (k *Cork) Hold(h CorkHolder) {
+	if k == nil {
+		return
+	}
 	k.held = append(k.held, h)
 }
 

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -125,4 +126,51 @@ func TestLinesWritten(t *testing.T) {
 			t.Errorf("linesWritten(%d bytes) = %d, %d; want %d, %d", c.n, whole, end, c.whole, c.end)
 		}
 	}
+}
+
+// A nil cork holds nothing, as Hold says: a goroutine without a cork
+// passes nil, and holding for it must not panic its caller.
+func TestNilCorkHoldsNothing(t *testing.T) {
+	log := &eventLog{added: make(chan struct{}, 1)}
+	var k *Cork
+	k.Hold(holder{log})
+	k.Flush()
+	if len(log.events) != 0 {
+		t.Fatalf("a nil cork flushed: %v", log.events)
+	}
+}
+
+// What the reader held when its peer's input ended (the last line had no
+// newline) is flushed before the reader is done, and so is what a
+// notification's handler follows: the handler may write, and wait.
+func TestReaderFlushesItsCorkAtTheEndAndBeforeANotification(t *testing.T) {
+	ctx := watchdog(t)
+	log := &eventLog{added: make(chan struct{}, 1)}
+	sr, cw := io.Pipe()
+	server := NewConn(NewLineStream(sr, io.Discard, sr, 0), Options{
+		Handler: HandlerFunc(func(ctx context.Context, msg *Message) (json.RawMessage, error) {
+			log.add(msg.Method)
+			return nil, nil
+		}),
+		Inline: func(ctx context.Context, msg *Message, r *Reply, cork *Cork) bool {
+			log.add(msg.Method)
+			cork.Hold(holder{log})
+			r.Answer(nil, nil, nil)
+			return true
+		},
+	}).Start()
+	defer server.Close()
+	in := `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n" +
+		`{"jsonrpc":"2.0","method":"note"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"b"}` // no newline: the end comes with it
+	go func() {
+		io.WriteString(cw, in)
+		cw.Close()
+	}()
+	select {
+	case <-server.Done():
+	case <-ctx.Done():
+		t.Fatal("the reader did not end")
+	}
+	log.await(t, ctx, "a flush note b flush")
 }

@@ -22,6 +22,7 @@ type deadline struct {
 	max     time.Duration
 	limit   time.Time
 	atLimit bool         // the last reset was cut short by limit
+	stopped bool         // by stop: the request is over, and nothing arms it again
 	taken   atomic.Int32 // by sweeps of the wheel that have not passed it yet (see inlinepool.go)
 	holds   int          // while above 0 (the server waits for the client), the deadline does not run
 	held    time.Time    // when the holds began
@@ -106,7 +107,7 @@ func (d *deadline) hold() {
 func (d *deadline) release() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.holds--; d.holds == 0 && d.expire != nil && !d.held.IsZero() {
+	if d.holds--; d.holds == 0 && d.expire != nil && !d.stopped && !d.held.IsZero() {
 		d.limit = d.limit.Add(time.Since(d.held))
 		d.held = time.Time{}
 		d.resetLocked()
@@ -116,8 +117,8 @@ func (d *deadline) release() {
 func (d *deadline) extend() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.expire == nil || d.holds > 0 {
-		return // not started, or held: there is nothing to push back
+	if d.expire == nil || d.holds > 0 || d.stopped {
+		return // not started, held or over: there is nothing to push back
 	}
 	d.resetLocked()
 }
@@ -146,4 +147,5 @@ func (d *deadline) stop() {
 	if d.expire != nil {
 		d.disarmLocked()
 	}
+	d.stopped = true // a late progress notice or release must not arm it again
 }

@@ -176,3 +176,51 @@ func corkFull(t *testing.T) {
 	cork.Flush() // nothing left
 	s.await(t, `lines:{"id":1}|{"id":2} try:{"id":3}`)
 }
+
+// A state-change notice (roots/list_changed) that a flush could write only
+// in part has begun going out: the next such notice is queued, not
+// coalesced into it. The rest is left under another spelling, and the
+// notice's count was never given back: every later notice was dropped.
+func TestOutboxCorkPartialNoticeDoesNotSilenceTheNext(t *testing.T) {
+	s := &corkStream{room: 10, changed: make(chan struct{}, 1)}
+	// No writer goroutine: the flush is the first to find the notice, as
+	// when it runs before the woken writer does.
+	q := &outbox{Stream: s, limit: upstreamQueueBytes, done: make(chan struct{})}
+	q.wake, q.room = sync.NewCond(&q.mu), sync.NewCond(&q.mu)
+	notice := []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	q.offerOnce(notice)
+	q.FlushCork()
+	q.mu.Lock()
+	q.drain() // the writer goroutine's turn: the rest
+	q.mu.Unlock()
+	s.await(t, `trylines:{"jsonrpc" rest::"2.0","method":"notifications/roots/list_changed"}`)
+	q.offerOnce(notice)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.msgs) != 1 {
+		t.Fatalf("%d messages queued for a notice offered once the last was written, want 1", len(q.msgs))
+	}
+}
+
+// An outbox closed while a cork holds its messages still delivers them
+// (the answers to the last requests): its writer goroutine writes them
+// within the grace, and the cork's later flush writes nothing twice.
+func TestOutboxCorkClosedStillDelivers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &corkStream{room: 1 << 20, changed: make(chan struct{}, 1)}
+		q := newOutbox(s, sessionQueueBytes, true, time.Second, nil)
+		synctest.Wait()
+		var cork jsonrpc.Cork
+		for i := 1; i <= 2; i++ {
+			if taken, err := q.WriteNoWait(msgN(i), jsonrpc.IntID(int64(i)), true, &cork); !taken || err != nil {
+				t.Fatalf("WriteNoWait = %v, %v", taken, err)
+			}
+		}
+		q.Close()
+		cork.Flush()
+		s.await(t, `lines:{"id":1}|{"id":2}`)
+		if taken, err := q.WriteNoWait(msgN(3), jsonrpc.IntID(3), true, &cork); taken || err == nil {
+			t.Fatalf("WriteNoWait on a closed outbox = %v, %v; want not taken, an error", taken, err)
+		}
+	})
+}

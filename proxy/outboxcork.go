@@ -63,8 +63,10 @@ func (q *outbox) tryInlineLines() {
 	} else {
 		q.popWritten(whole)
 		if len(rest) > 0 {
-			q.bytes -= len(q.msgs[0].msg) - len(rest)
-			q.msgs[0].msg, q.msgs[0].rest = rest, true
+			m := &q.msgs[0]
+			q.bytes -= len(m.msg) - len(rest)
+			q.forgetOnce(m) // begun: a notice after it says something new
+			m.msg, m.rest = rest, true
 		}
 	}
 	q.room.Broadcast()
@@ -78,14 +80,23 @@ func (q *outbox) popWritten(n int) {
 	for i := range n {
 		m := &q.msgs[i]
 		q.bytes -= m.size()
-		if m.once {
-			if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
-				delete(q.once, string(m.msg))
-			}
-		}
+		q.forgetOnce(m)
 		*m = queued{}
 	}
 	q.msgs = q.msgs[n:]
+}
+
+// forgetOnce gives back a coalesced notice's count (see offerOnce) once
+// it is written, or begun: its rest no longer reads as the notice. q.mu
+// held.
+func (q *outbox) forgetOnce(m *queued) {
+	if !m.once {
+		return
+	}
+	m.once = false
+	if q.once[string(m.msg)]--; q.once[string(m.msg)] <= 0 {
+		delete(q.once, string(m.msg))
+	}
 }
 
 // BeforeRead passes the reader's hook on to the stream (see
