@@ -126,10 +126,11 @@ func awaitAnswer(t *testing.T, q *outbox, l *httpLink, id int64) {
 // the outbox. A request queued behind thousands of them is still answered.
 func TestHTTPLinkBoundsPOSTs(t *testing.T) {
 	srv, url := newHoldingServer(t, notifyCancelled, -1)
-	// The timeout also bounds the request at the end: long enough for a
-	// loaded machine to get it through, short enough to end the held POSTs
-	// in a few rounds.
-	l := testLink(t, config.Server{Name: "remote", URL: url, Timeout: 400 * time.Millisecond})
+	// The timeout ends the held POSTs of notifications in a few rounds; the
+	// request at the end lives up to max_timeout, as long as a loaded
+	// machine may take to get it through (with 400 ms it failed under -race
+	// on a busy machine: its POST's life ran out, and nothing answered it).
+	l := testLink(t, config.Server{Name: "remote", URL: url, Timeout: 400 * time.Millisecond, MaxTimeout: time.Minute})
 	l.openGate() // no handshake here
 	q := newOutbox(l, upstreamQueueBytes, false, time.Second, nil)
 	t.Cleanup(func() { q.Close() })
