@@ -371,12 +371,27 @@ func (c *Conn) dispatch(data []byte) {
 	if err != nil {
 		c.readCork.Flush() // what follows may write, and wait
 		c.rejectInvalid(msg, err)
-		return
-	}
-	if resp := c.serveIn(msg, nil, nil, c.readCork, flight); resp != nil {
+	} else if resp := c.serveIn(msg, nil, nil, c.readCork, flight); resp != nil {
 		c.readCork.Flush()
 		c.write(resp)
 	}
+	if len(data) >= forgetLineBytes {
+		c.forgetLine()
+	}
+}
+
+// forgetLineBytes is the size from which a line is let go of at once once
+// dispatched: the reader's answer and splits view the last line until the
+// next overwrites them, and a big line (a line of its own, not a window of
+// the read buffer) kept so would be held twice at the next one's peak.
+const forgetLineBytes = 64 << 10
+
+// forgetLine drops what the reader's reused decoding state views of the
+// line just dispatched (see dispatch).
+func (c *Conn) forgetLine() {
+	c.answer = Message{}
+	clear(c.envelope[:cap(c.envelope)])
+	clear(c.params[:cap(c.params)])
 }
 
 // rejectInvalid answers a message that failed to decode, when it has an id
