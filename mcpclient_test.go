@@ -546,6 +546,14 @@ func matches(msg []byte, key, want string) bool {
 	if key == "batch" {
 		return msg[0] == '['
 	}
+	if key == "id" {
+		// Most messages waiting are not the one asked for, and their id,
+		// near their start, says so without reading a big result: expect
+		// scans every message received for each one it waits for.
+		if id, ok := leadingMember(msg, "id"); ok && string(id) != want {
+			return false
+		}
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil {
 		return false
@@ -557,6 +565,33 @@ func matches(msg []byte, key, want string) bool {
 	var method string
 	json.Unmarshal(m["method"], &method)
 	return method == want
+}
+
+// leadingMember returns the value of the member key of the JSON object msg
+// when it comes before any member of more than a few hundred bytes; false
+// when it does not, or msg is no object.
+func leadingMember(msg []byte, key string) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if t == key {
+			return v, true
+		}
+		if len(v) > 256 {
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 func (c *client) leftovers() []string {
