@@ -3,16 +3,8 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"runtime"
 	"testing"
-
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // The stdio call path allocates a bounded, small number of times per
@@ -29,29 +21,8 @@ func TestToolCallAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	self, _ := os.Executable()
-	cfgJSON := fmt.Sprintf(`{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}, "policies": []}`, self)
-	cfg, err := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Start()
-	defer g.Close()
-	toGateway, fromClient := io.Pipe()
-	toClient, fromGateway := io.Pipe()
-	go g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
-	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
-	defer client.Close()
-
+	client := greeterClient(t, startGreeter(t, ""), "allocs")
 	ctx := context.Background()
-	if _, err := client.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"allocs","version":"1"}}`)); err != nil {
-		t.Fatal(err)
-	}
-	client.Notify(ctx, "notifications/initialized", nil)
 	params := json.RawMessage(`{"name":"greeter__hello","arguments":{"text":"hello","n":42}}`)
 	call := func() {
 		if _, err := client.Call(ctx, "tools/call", params); err != nil {

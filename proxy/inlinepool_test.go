@@ -5,16 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // An inline call's state is reused once its call is answered (see
@@ -27,33 +20,14 @@ func TestInlineCallReuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	self, _ := os.Executable()
-	cfgJSON := fmt.Sprintf(`{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}, "timeout": "1ms"}}, "policies": []}`, self)
-	cfg, err := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Start()
-	defer g.Close()
+	g := startGreeter(t, "1ms")
 
 	const sessions, callers, calls = 3, 6, 300
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions*callers)
 	for s := range sessions {
-		toGateway, fromClient := io.Pipe()
-		toClient, fromGateway := io.Pipe()
-		go g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
-		client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
-		defer client.Close()
+		client := greeterClient(t, g, "reuse")
 		ctx := context.Background()
-		if _, err := client.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"reuse","version":"1"}}`)); err != nil {
-			t.Fatal(err)
-		}
-		client.Notify(ctx, "notifications/initialized", nil)
 		// The first call may wait for the tool list; from then on calls
 		// go inline.
 		if _, err := client.Call(ctx, "tools/list", nil); err != nil {
