@@ -43,6 +43,7 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := f.routableID(newSessionID())
 	hs := &httpSession{id: id, idHeader: []string{id}, client: f.clientOf(r), stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
 	hs.stream.held.budget = &f.bodies
+	hs.stream.kept = &f.keptNotes
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
