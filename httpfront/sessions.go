@@ -54,6 +54,11 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 		f.g.Logger().Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
 		return nil, fmt.Errorf("too many sessions open (max_sessions is %d); try again later", f.cfg.MaxSessions)
 	}
+	if err := f.tooManySessionsOf(hs.client); err != nil {
+		f.mu.Unlock()
+		f.g.Logger().Warn("HTTP session refused: its client holds its share", "max_sessions", f.cfg.MaxSessions)
+		return nil, err
+	}
 	f.sessions[hs.id] = hs
 	f.serving.Add(1)
 	f.mu.Unlock()
