@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,5 +77,43 @@ func TestKeptNotificationsBoundedForAllSessions(t *testing.T) {
 	}
 	if kept.total != 0 {
 		t.Errorf("all sessions ended, and %d bytes are still counted", kept.total)
+	}
+}
+
+// Sessions kept at once by many writers, some ending meanwhile, leave the
+// account exact: nothing counted once all have ended (run with -race).
+func TestKeptNotificationsAccountUnderConcurrency(t *testing.T) {
+	kept := keptNotes{limit: 256 << 10}
+	streams := make([]*httpStream, 40)
+	for i := range streams {
+		streams[i] = newHTTPStream(fmt.Sprint("s", i), false, slog.New(slog.DiscardHandler), time.Second)
+		streams[i].kept = &kept
+	}
+	msg := bytes.Repeat([]byte("n"), 4<<10)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for n := range 200 {
+				for i, st := range streams {
+					if i%4 == w && n == 150 {
+						st.end() // a session that goes while others still keep
+					}
+					st.WriteNotification(msg, jsonrpc.ID{})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	kept.mu.Lock()
+	total := kept.total
+	kept.mu.Unlock()
+	if total > kept.limit+len(msg)*4 {
+		t.Errorf("%d bytes kept, want at most the bound %d and a message per writer", total, kept.limit)
+	}
+	for _, st := range streams {
+		st.end()
+	}
+	if kept.total != 0 || kept.order.Len() != 0 {
+		t.Errorf("all sessions ended, and %d bytes of %d sessions are still counted", kept.total, kept.order.Len())
 	}
 }
