@@ -135,6 +135,7 @@ func (st *httpStream) serveStandalone(w http.ResponseWriter, r *http.Request, pr
 	}
 	st.standalone = sink
 	backlog := st.backlog
+	st.forgetNotes()
 	st.backlog, st.backlogBytes, st.requestBytes, st.oldest, st.holes = nil, 0, 0, 0, 0
 	st.dropping, st.droppingReqs = false, false
 	st.mu.Unlock()

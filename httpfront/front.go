@@ -72,6 +72,7 @@ type Front struct {
 
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once
+	keptNotes    keptNotes     // bounds the notifications kept for sessions' GET streams, all together
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 	keepAlive    time.Duration // how often a quiet modern event stream gets a comment: keepAliveEvery
 	maxStateless int           // bounds the modern requests in flight but listens: maxStatelessRequests

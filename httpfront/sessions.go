@@ -43,6 +43,7 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := f.routableID(newSessionID())
 	hs := &httpSession{id: id, idHeader: []string{id}, client: f.clientOf(r), stream: newHTTPStream(id, legacy, f.g.Logger(), f.writeTimeout), lastUsed: time.Now()}
 	hs.stream.held.budget = &f.bodies
+	hs.stream.kept = &f.keptNotes
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -52,6 +53,11 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 		f.mu.Unlock()
 		f.g.Logger().Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
 		return nil, fmt.Errorf("too many sessions open (max_sessions is %d); try again later", f.cfg.MaxSessions)
+	}
+	if err := f.tooManySessionsOf(hs.client); err != nil {
+		f.mu.Unlock()
+		f.g.Logger().Warn("HTTP session refused: its client holds its share", "max_sessions", f.cfg.MaxSessions)
+		return nil, err
 	}
 	f.sessions[hs.id] = hs
 	f.serving.Add(1)

@@ -66,6 +66,7 @@ type httpStream struct {
 	endOnce sync.Once
 	deleted atomic.Bool // the client ended the session: its requests are abandoned at once
 	held    heldBodies  // its requests' bodies, counted in the front's budget until answered
+	kept    *keptNotes  // the front's account of notifications kept for all sessions; nil: none
 
 	mu           sync.Mutex
 	posts        map[jsonrpc.ID]*postWaiter // open POSTs, by the id of their request
@@ -76,6 +77,8 @@ type httpStream struct {
 	requestBytes int                        // the part of backlogBytes that is requests
 	oldest       int                        // no request is kept in backlog before this index
 	holes        int                        // entries of backlog dropped (compacted when they are half of it)
+	noteBytes    int                        // the part of backlogBytes that is notifications
+	oldestNote   int                        // no notification is kept in backlog before this index
 	dropping     bool                       // notifications were dropped since the last GET stream opened
 	droppingReqs bool                       // requests were dropped since the last GET stream opened
 }
@@ -84,6 +87,7 @@ type httpStream struct {
 type pending struct {
 	msg     []byte
 	request bool // a request to the client: dropped, oldest first, past requestBacklogBytes
+	note    bool // a notification: dropped, oldest first, past keptNotesBytes for all sessions
 	dropped bool // taken out for room; its place is kept until compaction
 }
 
@@ -282,7 +286,14 @@ func (st *httpStream) keep(msg []byte, kind keptKind) {
 		}
 		return
 	}
-	first := false
+	first, note, episodeDropped := false, kind == keptNotification, 0
+	if note {
+		var ok bool
+		if ok, episodeDropped = st.keepNote(len(msg)); !ok {
+			st.mu.Unlock()
+			return
+		}
+	}
 	if kind == keptRequest {
 		for st.requestBytes > 0 && st.requestBytes+len(msg) > requestBacklogBytes {
 			first = first || !st.droppingReqs
@@ -291,9 +302,15 @@ func (st *httpStream) keep(msg []byte, kind keptKind) {
 		}
 		st.requestBytes += len(msg)
 	}
-	st.backlog = append(st.backlog, pending{msg: msg, request: kind == keptRequest})
+	st.backlog = append(st.backlog, pending{msg: msg, request: kind == keptRequest, note: note})
 	st.backlogBytes += len(msg)
 	st.mu.Unlock()
+	if note && st.kept != nil {
+		if episodeDropped > 0 {
+			st.log.Info("HTTP sessions without a GET stream fit in what mcpgate keeps for all sessions again", "notifications_dropped", episodeDropped)
+		}
+		st.kept.trim(st.log)
+	}
 	if first {
 		st.log.Warn("HTTP session has no GET stream open: requests to the client waiting for one are dropped, oldest first, until one opens; their callers get no answer", "session", st.id, "max_request_bytes", requestBacklogBytes)
 	}
@@ -312,9 +329,15 @@ func (st *httpStream) dropOldestRequest() {
 	st.backlogBytes -= len(p.msg)
 	*p = pending{dropped: true}
 	st.oldest++
+	st.leaveHole()
+}
+
+// leaveHole counts a place left empty in the backlog, compacting it when
+// they are half of it. st.mu held.
+func (st *httpStream) leaveHole() {
 	if st.holes++; st.holes*2 > len(st.backlog) {
 		st.backlog = slices.DeleteFunc(st.backlog, func(p pending) bool { return p.dropped })
-		st.oldest, st.holes = 0, 0
+		st.oldest, st.oldestNote, st.holes = 0, 0, 0
 	}
 }
 
@@ -328,6 +351,9 @@ func (st *httpStream) end() {
 	st.endOnce.Do(func() {
 		close(st.ended)
 		st.held.end()
+		st.mu.Lock()
+		st.forgetNotes()
+		st.mu.Unlock()
 	})
 }
 

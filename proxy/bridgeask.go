@@ -29,7 +29,8 @@ import (
 const parkTTL = 10 * time.Minute
 
 // maxParked bounds the exchanges waiting for their clients, over all
-// clients: a server's request past it is refused.
+// clients: a server's request past it is refused. One client may hold at
+// most its share (clientShareOf).
 const maxParked = 1024
 
 // maxPendingAsks bounds the server's requests one exchange holds.
@@ -44,6 +45,7 @@ type exchange struct {
 	method string    // the client's method
 	name   string    // and the name or URI it used
 	client string    // who made it (session.client): only they may continue it
+	holder string    // the client it counts against (session.holder)
 	cancel context.CancelFunc
 	// progress is the call's minted progress token, pointed at the
 	// client's request of the round under way (none while parked).
@@ -78,7 +80,7 @@ type ask struct {
 // exchange, so that a request for input can be answered input_required.
 func (s *session) callBridged(ctx context.Context, up *upstream, method, name string, params json.RawMessage, dl *deadline, progress progressLease) (json.RawMessage, error) {
 	x := &exchange{
-		g: s.g, id: newSessionID(), up: up.base, method: method, name: name, client: s.client, progress: progress,
+		g: s.g, id: newSessionID(), up: up.base, method: method, name: name, client: s.client, holder: s.holder(), progress: progress,
 		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}),
 		pending: map[string]*ask{},
 	}
@@ -134,10 +136,10 @@ func (s *session) awaitExchange(ctx context.Context, x *exchange) (json.RawMessa
 func (x *exchange) park() (json.RawMessage, error) {
 	g := x.g
 	g.mu.Lock()
-	if len(g.parked) >= maxParked {
+	if err := g.roomToPark(x); err != nil {
 		g.mu.Unlock()
 		x.end("too many exchanges wait for their clients")
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and mcpgate already holds %d calls waiting for their clients' input", x.up.name, maxParked)
+		return nil, err
 	}
 	x.mu.Lock()
 	ended := x.ended // ended meanwhile: end has nothing parked to take away
@@ -159,6 +161,24 @@ func (x *exchange) park() (json.RawMessage, error) {
 	x.expiry = time.AfterFunc(parkTTL, func() { x.end("the client did not come back with the input within " + parkTTL.String()) })
 	x.mu.Unlock()
 	return mustJSON(map[string]any{"resultType": "input_required", "inputRequests": requests, "requestState": state}), nil
+}
+
+// roomToPark refuses to hold x past the cap for all clients, or past the
+// share of its client. g.mu held.
+func (g *Gateway) roomToPark(x *exchange) error {
+	if len(g.parked) >= maxParked {
+		return jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and mcpgate already holds %d calls waiting for their clients' input, the most it keeps for all clients; retry later", x.up.name, maxParked)
+	}
+	held := 0
+	for _, other := range g.parked {
+		if other.holder == x.holder {
+			held++
+		}
+	}
+	if share := clientShareOf(maxParked); held >= share {
+		return jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and this client already has %d calls waiting for its input, the most mcpgate keeps for one client (of %d for all); answer or cancel those first", x.up.name, held, maxParked)
+	}
+	return nil
 }
 
 // resumeExchange serves a modern client's request that carries a state of

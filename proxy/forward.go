@@ -47,6 +47,9 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, rec *aud
 // then toolResult.
 func (s *session) toolCallAnswered(ctx context.Context, rt route, name string, res json.RawMessage, err error, rec *auditRecord) (json.RawMessage, error) {
 	if err == nil {
+		res, err = rt.up.resultObject(methodToolsCall, res)
+	}
+	if err == nil {
 		res, err = s.checkResult(ctx, rt, kindTools, methodToolsCall, name, res, rec)
 	}
 	if err == nil {
@@ -96,6 +99,9 @@ func (s *session) forwardChecked(ctx context.Context, rt route, k kind, method, 
 		return nil, err
 	}
 	res, err := s.forward(ctx, rt, method, name, params, rec)
+	if err == nil {
+		res, err = rt.up.resultObject(method, res)
+	}
 	if err != nil {
 		return nil, err
 	}

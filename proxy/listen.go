@@ -18,7 +18,8 @@ import (
 // client's connection is draining (mcpgate stopping, the client leaving).
 
 // maxListeners bounds the listen requests open at once, over all clients:
-// each holds a stream and, per resource, a subscription.
+// each holds a stream and, per resource, a subscription. One client may
+// hold at most its share (clientShareOf).
 const maxListeners = 1024
 
 // listenFilter is what a listen asks for, and what the acknowledgement
@@ -32,11 +33,12 @@ type listenFilter struct {
 
 // listener is one open listen request.
 type listener struct {
-	s     *session
-	id    jsonrpc.ID
-	ctx   context.Context // the listen request's: cancelled (by the client) it hears nothing more
-	tag   json.RawMessage // the subscription id, as JSON: the request's id
-	lists [numKinds]bool  // the lists whose changes it wants (templates go with resources)
+	s      *session
+	holder string // the client it counts against (session.holder)
+	id     jsonrpc.ID
+	ctx    context.Context // the listen request's: cancelled (by the client) it hears nothing more
+	tag    json.RawMessage // the subscription id, as JSON: the request's id
+	lists  [numKinds]bool  // the lists whose changes it wants (templates go with resources)
 
 	mu      sync.Mutex
 	acked   bool           // the acknowledgement went: notifications may follow
@@ -55,7 +57,7 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 	if len(want.ResourceSubscriptions) > maxSubscriptions {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params.notifications.resourceSubscriptions names %d resources; mcpgate keeps at most %d per listen", len(want.ResourceSubscriptions), maxSubscriptions)
 	}
-	l := &listener{s: s, id: req.id, ctx: ctx, tag: json.RawMessage(req.id.String())}
+	l := &listener{s: s, holder: s.holder(), id: req.id, ctx: ctx, tag: json.RawMessage(req.id.String())}
 	// The gateway's lists may always change (servers come and go), so it
 	// honours every list it was asked about.
 	honored := listenFilter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged, ResourcesListChanged: want.ResourcesListChanged}
@@ -65,9 +67,9 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 	l.lists[kindTemplates] = want.ResourcesListChanged
 
 	s.g.mu.Lock()
-	if len(s.g.listeners) >= maxListeners {
+	if err := s.g.roomForListen(l.holder); err != nil {
 		s.g.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: mcpgate keeps at most %d listen requests open", maxListeners)
+		return nil, err
 	}
 	s.g.listeners[l] = struct{}{}
 	s.g.mu.Unlock()
@@ -100,6 +102,24 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 	case <-s.draining:
 		return end, nil
 	}
+}
+
+// roomForListen refuses a listen past the cap for all clients, or past
+// the share of the client holder. g.mu held.
+func (g *Gateway) roomForListen(holder string) error {
+	if len(g.listeners) >= maxListeners {
+		return jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: mcpgate keeps at most %d listen requests open for all clients; retry later", maxListeners)
+	}
+	held := 0
+	for l := range g.listeners {
+		if l.holder == holder {
+			held++
+		}
+	}
+	if share := clientShareOf(maxListeners); held >= share {
+		return jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: this client has %d listen requests open, the most mcpgate keeps for one client (of %d for all); cancel some, or listen for several things on one", held, maxListeners)
+	}
+	return nil
 }
 
 // listenTo subscribes l to one resource; false when it cannot be (no

@@ -63,6 +63,7 @@ type upstream struct {
 	queued        atomic.Int32 // requests waiting for a place among max_concurrent
 	inGate        atomic.Bool  // its start waits for a place among start_concurrency
 	retired       atomic.Bool  // a config reload removed or replaced it: it is not started again
+	oddResult     atomic.Bool  // it answered with a result that is not an object: logged (once)
 
 	withheld  [numKinds]map[string]withheld // items the list policies kept from clients, by upstream name
 	badHeader map[string]string             // tools left out for invalid x-mcp-header annotations: name → why
