@@ -408,8 +408,8 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 		}
 		return
 	}
-	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
-		if !c.deliver(msg.ID, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
+	if id := msg.ID.key(); msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(id)) {
+		if !c.deliver(id, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
 			c.badInput(err)
 		}
 		return
@@ -460,7 +460,11 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 		if msg.Error != nil {
 			err = msg.Error
 		}
-		if !c.deliverWith(msg.ID, msg.Result, err, cork) && !c.wasAbandoned(msg.ID) {
+		// Our calls' ids are plain integers, their own keys: an answer
+		// spelling one another way (1.0) is matched by value, as a
+		// request's id is.
+		id := msg.ID.key()
+		if !c.deliverWith(id, msg.Result, err, cork) && !c.wasAbandoned(id) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil
