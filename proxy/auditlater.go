@@ -15,7 +15,9 @@ import (
 // way (auditchain.Writer.TryAppend); otherwise it is queued for a writer
 // goroutine of the trail's, which appends queued records in order. Close
 // writes what is queued before the file closes: nothing is lost on
-// shutdown.
+// shutdown. A record appended elsewhere while some are queued (an event, a
+// request served on a goroutine) joins the queue and waits for its turn:
+// the trail keeps the order in which things happened.
 //
 // The queue is bounded by the places reserved in it: a call takes one
 // before it commits to finishing on the reader (reserveLater), and keeps
@@ -36,12 +38,18 @@ type auditLater struct {
 	queued atomic.Int64 // records in the queue: while any are, TryAppend would pass them
 
 	mu      sync.Mutex
-	records [][]byte // encoded and redacted, oldest first
-	closed  bool     // Close has begun: records are appended by their callers
+	records []laterRecord // oldest first
+	closed  bool          // Close has begun: records are appended by their callers
 
 	wake chan struct{} // 1-buffered: a record was queued
 	stop chan struct{} // closed by close
 	done chan struct{} // closed when the writer goroutine has ended
+}
+
+// laterRecord is a record queued, encoded and redacted.
+type laterRecord struct {
+	line    []byte
+	written chan struct{} // closed once written, for a caller that waits; nil: its place was reserved
 }
 
 func (a *auditLog) startLater() {
@@ -84,9 +92,35 @@ func (a *auditLog) appendLater(line []byte) {
 		l.places.Add(-1)
 		return
 	}
-	l.records = append(l.records, line)
+	l.records = append(l.records, laterRecord{line: line})
 	l.queued.Add(1)
 	l.mu.Unlock()
+	l.poke()
+}
+
+// appendInOrder appends line (encoded, redacted) of a record whose caller
+// may wait: at once, unless records are queued, behind which it waits
+// its turn.
+func (a *auditLog) appendInOrder(line []byte) {
+	l := a.later
+	if l != nil && l.queued.Load() > 0 {
+		l.mu.Lock()
+		if !l.closed && l.queued.Load() > 0 {
+			written := make(chan struct{})
+			l.records = append(l.records, laterRecord{line: line, written: written})
+			l.queued.Add(1)
+			l.mu.Unlock()
+			l.poke()
+			<-written
+			return
+		}
+		l.mu.Unlock()
+	}
+	a.report(a.w.Append(line))
+}
+
+// poke wakes the writer goroutine.
+func (l *auditLater) poke() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -118,11 +152,15 @@ func (a *auditLog) writeLater() {
 				}
 				break
 			}
-			for i, line := range batch {
-				a.report(a.w.Append(line))
-				batch[i] = nil
+			for i, r := range batch {
+				a.report(a.w.Append(r.line))
+				batch[i] = laterRecord{}
 				l.queued.Add(-1)
-				l.places.Add(-1)
+				if r.written != nil {
+					close(r.written)
+				} else {
+					l.places.Add(-1)
+				}
 			}
 		}
 	}
