@@ -22,7 +22,8 @@ import (
 // The queue is bounded by the places reserved in it: a call takes one
 // before it commits to finishing on the reader (reserveLater), and keeps
 // it until its record is written; without one it finishes on a goroutine
-// of its own, where its record is appended as usual. An inline call's
+// of its own, where its record is appended as usual. A record waiting its
+// turn (see appendInOrder) takes no place: its caller waits with it. An inline call's
 // params and result are under inlineMaxSize each, so the queue holds at
 // most auditLaterRecords × about 130 KiB (8.3 MiB); records are much
 // smaller without audit.include_bodies.
