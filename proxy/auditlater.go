@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Audit records written off a connection's reader. An inline call (see
@@ -42,6 +44,8 @@ type auditLater struct {
 	records []laterRecord // oldest first
 	closed  bool          // Close has begun: records are appended by their callers
 
+	turnWait time.Duration // how long a record appended in order waits for its turn (see appendInOrder)
+
 	wake chan struct{} // 1-buffered: a record was queued
 	stop chan struct{} // closed by close
 	done chan struct{} // closed when the writer goroutine has ended
@@ -54,7 +58,7 @@ type laterRecord struct {
 }
 
 func (a *auditLog) startLater() {
-	a.later = &auditLater{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	a.later = &auditLater{turnWait: auditTurnWait, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go a.writeLater()
 }
 
@@ -99,9 +103,16 @@ func (a *auditLog) appendLater(line []byte) {
 	l.poke()
 }
 
+// auditTurnWait bounds how long a record waits for its turn behind those
+// queued: they are written in milliseconds unless the trail is stalled
+// (another process holding its lock, up to 5 s a record). Then the record
+// is appended out of turn, as it was before records were queued, rather
+// than hold up its request behind every record queued.
+const auditTurnWait = time.Second
+
 // appendInOrder appends line (encoded, redacted) of a record whose caller
 // may wait: at once, unless records are queued, behind which it waits
-// its turn.
+// its turn (within turnWait).
 func (a *auditLog) appendInOrder(line []byte) {
 	l := a.later
 	if l != nil && l.queued.Load() > 0 {
@@ -112,12 +123,39 @@ func (a *auditLog) appendInOrder(line []byte) {
 			l.queued.Add(1)
 			l.mu.Unlock()
 			l.poke()
-			<-written
+			if !l.awaitTurn(written) {
+				a.report(a.w.Append(line)) // out of turn: the trail is stalled
+			}
 			return
 		}
 		l.mu.Unlock()
 	}
 	a.report(a.w.Append(line))
+}
+
+// awaitTurn waits until the writer goroutine has written the record
+// written belongs to, or for turnWait: false when the record is then
+// still queued, and is taken out of the queue for its caller to append.
+func (l *auditLater) awaitTurn(written chan struct{}) bool {
+	t := time.NewTimer(l.turnWait)
+	defer t.Stop()
+	select {
+	case <-written:
+		return true
+	case <-t.C:
+	}
+	l.mu.Lock()
+	i := slices.IndexFunc(l.records, func(r laterRecord) bool { return r.written == written })
+	if i >= 0 {
+		l.records = slices.Delete(l.records, i, i+1)
+		l.queued.Add(-1)
+	}
+	l.mu.Unlock()
+	if i >= 0 {
+		return false
+	}
+	<-written // the writer goroutine is writing it
+	return true
 }
 
 // poke wakes the writer goroutine.
