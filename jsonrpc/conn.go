@@ -279,10 +279,11 @@ func (c *Conn) read() {
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
 	c.readCork.Flush() // what follows may write, and wait
 	id, method, kind := peekPrefix(e.Prefix)
-	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
+	if callID := id.key(); kind == prefixResponse || (kind == prefixUnknown && c.isPending(callID)) {
+		// Matched by value, as an answer is (see serveIn).
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
-		if !c.deliver(id, nil, e) {
-			c.wasAbandoned(id)
+		if !c.deliver(callID, nil, e) {
+			c.wasAbandoned(callID)
 		}
 		return
 	}
