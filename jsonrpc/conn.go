@@ -279,10 +279,11 @@ func (c *Conn) read() {
 func (c *Conn) rejectTooLarge(e *TooLargeError) {
 	c.readCork.Flush() // what follows may write, and wait
 	id, method, kind := peekPrefix(e.Prefix)
-	if kind == prefixResponse || (kind == prefixUnknown && c.isPending(id)) {
+	if callID := id.key(); kind == prefixResponse || (kind == prefixUnknown && c.isPending(callID)) {
+		// Matched by value, as an answer is (see serveIn).
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
-		if !c.deliver(id, nil, e) {
-			c.wasAbandoned(id)
+		if !c.deliver(callID, nil, e) {
+			c.wasAbandoned(callID)
 		}
 		return
 	}
@@ -408,8 +409,8 @@ func (c *Conn) rejectInvalid(msg *Message, err error) {
 		}
 		return
 	}
-	if msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(msg.ID)) {
-		if !c.deliver(msg.ID, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
+	if id := msg.ID.key(); msg.Method == "" && (msg.Result != nil || msg.Error != nil || c.isPending(id)) {
+		if !c.deliver(id, nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)) {
 			c.badInput(err)
 		}
 		return
@@ -460,7 +461,11 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 		if msg.Error != nil {
 			err = msg.Error
 		}
-		if !c.deliverWith(msg.ID, msg.Result, err, cork) && !c.wasAbandoned(msg.ID) {
+		// Our calls' ids are plain integers, their own keys: an answer
+		// spelling one another way (1.0) is matched by value, as a
+		// request's id is.
+		id := msg.ID.key()
+		if !c.deliverWith(id, msg.Result, err, cork) && !c.wasAbandoned(id) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil

@@ -108,6 +108,7 @@ func TestOverSizeResponseFailsTheCall(t *testing.T) {
 		{"result", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 300) + `"}]}}`},
 		{"error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"` + strings.Repeat("x", 300) + `"}}`},
 		{"no keys past the id", `{"id":1,"jsonrpc":"2.0","result":"` + strings.Repeat("x", 300) + `"}`},
+		{"id spelt another way", `{"jsonrpc":"2.0","id":1.0,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 300) + `"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pr, pw := io.Pipe()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/jsonnum"
 )
@@ -24,7 +25,11 @@ func (id ID) key() ID {
 			return id
 		}
 		var s string
-		if json.Unmarshal([]byte(raw), &s) != nil {
+		if json.Unmarshal([]byte(raw), &s) != nil || strings.ContainsRune(s, utf8.RuneError) {
+			// encoding/json reads a lone surrogate and a byte that is not
+			// UTF-8 as U+FFFD, so s may not be the id's value: the id is
+			// then its own key (one with a backslash after its quote, a
+			// form no other key has), and only that spelling matches it.
 			return id
 		}
 		if plainString(s) {

@@ -60,3 +60,36 @@ func TestCallIntID(t *testing.T) {
 		}
 	}
 }
+
+// encoding/json reads a lone surrogate escape ("\ud800") and a byte that
+// is not UTF-8 as U+FFFD: distinct ids that read so must keep distinct
+// keys, or one request is refused as another's duplicate, and a
+// cancellation of one ends the other.
+func TestIDKeyKeepsWhatJSONReadsAsReplacement(t *testing.T) {
+	distinct := []string{`"\ud800"`, `"\udc00"`, `"\ufffd"`, "\"\xff\\n\"", "\"\xfe\\n\"", `"\ufffd\n"`}
+	keys := map[string]string{}
+	for _, raw := range distinct {
+		id, err := ParseID(json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("ParseID(%q): %v", raw, err)
+		}
+		k := id.key().raw
+		if other, ok := keys[k]; ok && other != raw {
+			t.Errorf("ids %q and %q share the key %q", other, raw, k)
+		}
+		keys[k] = raw
+	}
+}
+
+// An answer's id is keyed before it is looked up (see serveIn): for our
+// calls' plain integer ids that must cost next to nothing, and no
+// allocation.
+func BenchmarkIDKeyPlainInteger(b *testing.B) {
+	id := IntID(123456)
+	b.ReportAllocs()
+	for b.Loop() {
+		if id.key() != id {
+			b.Fatal("a plain integer is not its own key")
+		}
+	}
+}

@@ -174,6 +174,11 @@ func (a *auditLog) event(kind string, attrs ...any) {
 	if a == nil {
 		return
 	}
+	a.append(eventRecord(kind, attrs...))
+}
+
+// eventRecord is event's record.
+func eventRecord(kind string, attrs ...any) []byte {
 	if len(attrs)%2 != 0 {
 		panic(fmt.Sprintf("audit event %s: attrs must be key, value pairs", kind))
 	}
@@ -192,11 +197,11 @@ func (a *auditLog) event(kind string, attrs ...any) {
 		b = append(b, ':')
 		b = append(b, v...)
 	}
-	a.append(append(b, '}'))
+	return append(b, '}')
 }
 
 func (a *auditLog) append(record []byte) {
-	a.report(a.w.Append(redactJSON(record, a.redact)))
+	a.appendInOrder(redactJSON(record, a.redact))
 }
 
 // report tells the operator where an episode of failed writes begins and
@@ -207,7 +212,10 @@ func (a *auditLog) report(res auditchain.Result) {
 		a.log.Error("audit trail write failed: records are lost until writes succeed again; requests are still served", "err", res.Err)
 	case res.Ended:
 		a.log.Warn("audit trail writes succeed again", "lost_records", res.Lost)
-		a.event("audit_records_lost", "records", res.Lost)
+		// Appended at once, not in order behind queued records (see
+		// appendInOrder): this may be the writer goroutine of that queue,
+		// or a reader, which must not wait.
+		a.report(a.w.Append(redactJSON(eventRecord("audit_records_lost", "records", res.Lost), a.redact)))
 	}
 }
 
