@@ -58,6 +58,12 @@ func (u *upstream) supervise(ctx context.Context) {
 		w, err := u.dialGated(ctx)
 		if err == nil {
 			u.recordConnected()
+			// Said before the clients hear of it (upstreamCame): a client
+			// that acts on the news and leaves may end mcpgate before the
+			// line below would have been reached.
+			if failures > 0 || u.restartsSoFar() > 0 || lastLogged != "" {
+				u.log.Info("upstream reconnected", "after_failures", failures)
+			}
 			// Before ready is closed: clients still waiting in initialize
 			// will see these items in their first list and need no notice.
 			u.g.upstreamCame(u)
@@ -81,9 +87,6 @@ func (u *upstream) supervise(ctx context.Context) {
 			return
 		}
 		if err == nil {
-			if failures > 0 || u.restartsSoFar() > 0 || lastLogged != "" {
-				u.log.Info("upstream reconnected", "after_failures", failures)
-			}
 			failures, lastLogged = 0, ""
 			reason := u.awaitEnd(ctx, w)
 			if ctx.Err() != nil {
