@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // Every modern request's envelope is read twice (the HTTP front checks it
@@ -102,4 +103,41 @@ func readImplementation(raw json.RawMessage, impl *implementation) {
 		*field = string(lit)
 	}
 	*impl = got
+}
+
+// ModernRequest is a modern request as a transport checked it
+// (CheckModernRequest), envelope read. Served with ServeOptions.Checked,
+// it is not read again: over HTTP every stateless request was read twice.
+type ModernRequest struct {
+	params json.RawMessage
+	id     jsonrpc.ID
+	env    *envelope
+}
+
+// CheckModernRequest is CheckModern keeping the envelope it read for the
+// session that serves the request (ServeOptions.Checked); nil when the
+// request is legacy or refused.
+func CheckModernRequest(msg *jsonrpc.Message) (*ModernRequest, *jsonrpc.Error) {
+	env, e := readEnvelope(msg)
+	if e != nil {
+		return nil, jsonrpc.ToWire(e)
+	}
+	if env == nil {
+		return nil, nil
+	}
+	if err := modernMethod(msg.Method); err != nil {
+		return nil, err
+	}
+	return &ModernRequest{params: msg.Params, id: msg.ID, env: env}, nil
+}
+
+// envelopeOf is readEnvelope, but for the request the transport checked
+// already: the same params (the very bytes), the same id. A message may
+// be copied on its way (jsonrpc keeps requests in structs of its own);
+// its params are not.
+func (s *session) envelopeOf(msg *jsonrpc.Message) (*envelope, error) {
+	if c := s.checked; c != nil && msg.ID == c.id && len(msg.Params) == len(c.params) && len(c.params) > 0 && &msg.Params[0] == &c.params[0] {
+		return c.env, nil
+	}
+	return readEnvelope(msg)
 }

@@ -111,3 +111,35 @@ func TestReadEnvelopeAllocs(t *testing.T) {
 		t.Errorf("reading an envelope takes %.0f allocations; want at most 10 (encoding/json's readers take %.0f)", fast, slow)
 	}
 }
+
+// TestEnvelopeOfCheckedRequest: the session serving a request the
+// transport checked takes its envelope from the check, for the request
+// itself and for a copy of its message (jsonrpc copies it), and reads any
+// other message's own.
+func TestEnvelopeOfCheckedRequest(t *testing.T) {
+	decode := func(client string) *jsonrpc.Message {
+		msg, err := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"` + client + `","version":"1"}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	msg := decode("checked")
+	checked, werr := CheckModernRequest(msg)
+	if werr != nil || checked == nil {
+		t.Fatalf("CheckModernRequest: %v, %v", checked, werr)
+	}
+	s := &session{checked: checked}
+	copied := *msg
+	for _, m := range []*jsonrpc.Message{msg, &copied} {
+		if env, err := s.envelopeOf(m); err != nil || env != checked.env {
+			t.Errorf("envelopeOf the checked request: %+v, %v; want the check's", env, err)
+		}
+	}
+	other := decode("other")
+	if env, err := s.envelopeOf(other); err != nil || env == checked.env || env.client.Name != "other" {
+		t.Errorf("envelopeOf another request: %+v, %v; want its own", env, err)
+	}
+}
