@@ -59,3 +59,42 @@ func BenchmarkToolCallHTTP(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkToolCallHTTPToken is the legacy round trip of
+// BenchmarkToolCallHTTP with a bearer token required: what checking it
+// and naming the client by it cost each request.
+func BenchmarkToolCallHTTPToken(b *testing.B) {
+	const token = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	_, ts := newServedFront(b, `, "auth": {"tokens": ["another-token-of-the-same-deployment-0123456789abcdef0123456789ab", "`+token+`"]}`, nil)
+	client := ts.Client()
+	post := func(b *testing.B, body, session string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp
+	}
+	resp := post(b, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`, "")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"text":"hi"}}}`
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		resp := post(b, body, session)
+		answer, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), "hello over HTTP") {
+			b.Fatalf("%s %s", resp.Status, answer)
+		}
+	}
+}

@@ -69,6 +69,9 @@ type Front struct {
 	// allowedHost is the last Host value found allowed: the one a client
 	// sends on every request, checked once.
 	allowedHost atomic.Pointer[string]
+	// clients name the clients of cfg.Tokens, in order (see clientOf).
+	clientsOnce sync.Once
+	clients     []string
 
 	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once

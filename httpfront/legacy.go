@@ -45,7 +45,7 @@ func (f *Front) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := jsonrpc.Decode(body)
+	m, err := jsonrpc.DecodeBody(body)
 	if err != nil {
 		m = nil // the session answers it, on the stream, as it would anything
 	}

@@ -78,15 +78,17 @@ func isModernVersion(v string) bool {
 // the body first (MCP-Protocol-Version, Mcp-Method, Mcp-Name,
 // Mcp-Param-*: -32020), then the envelope, the version and the method
 // (proxy.CheckModern: -32602, -32022, -32601). It returns the HTTP status
-// to answer with, and the error; nil when the request may be served.
-func (f *Front) checkModern(r *http.Request, msg *jsonrpc.Message, claim json.RawMessage) (int, *jsonrpc.Error) {
+// to answer with, and the error; nil when the request may be served, with
+// the request as checked, for the session that serves it.
+func (f *Front) checkModern(r *http.Request, msg *jsonrpc.Message, claim json.RawMessage) (*proxy.ModernRequest, int, *jsonrpc.Error) {
 	if err := f.checkHeaders(r, msg, claim); err != nil {
-		return http.StatusBadRequest, err
+		return nil, http.StatusBadRequest, err
 	}
-	if _, err := proxy.CheckModern(msg); err != nil {
-		return statusOf(err), err
+	checked, err := proxy.CheckModernRequest(msg)
+	if err != nil {
+		return nil, statusOf(err), err
 	}
-	return 0, nil
+	return checked, 0, nil
 }
 
 func (f *Front) checkHeaders(r *http.Request, msg *jsonrpc.Message, claim json.RawMessage) *jsonrpc.Error {

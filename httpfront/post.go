@@ -73,7 +73,7 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := jsonrpc.Decode(body)
+	msg, err := jsonrpc.DecodeBody(body)
 	batch := len(body) > 0 && strings.HasPrefix(strings.TrimSpace(string(body[:min(len(body), 16)])), "[")
 	if batch && batchHasModern(body) {
 		jsonError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "a JSON-RPC batch may not carry requests of protocol %s: send each as a POST of its own", proxy.ModernVersions()[0]))

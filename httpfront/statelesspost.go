@@ -34,15 +34,16 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if status, err := f.checkModern(r, msg, claim); err != nil {
+	checked, status, err := f.checkModern(r, msg, claim)
+	if err != nil {
 		jsonError(w, status, msg.ID, err)
 		return
 	}
 	listen := msg.Method == methodListen
-	release, err := f.admitStateless(listen, bodySize)
-	if err != nil {
+	release, refused := f.admitStateless(listen, bodySize)
+	if refused != nil {
 		w.Header().Set("Retry-After", "1")
-		jsonError(w, http.StatusServiceUnavailable, msg.ID, err)
+		jsonError(w, http.StatusServiceUnavailable, msg.ID, refused)
 		return
 	}
 	// A listen's notifications can only come on an event stream, whatever
@@ -51,7 +52,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	go func() {
 		defer f.serving.Done()
 		defer release()
-		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: f.clientOf(r)})
+		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: f.clientOf(r), Checked: checked})
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
 	st.respond(w, r, f.writeTimeout, f.keepAlive)

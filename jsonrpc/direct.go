@@ -1,5 +1,11 @@
 package jsonrpc
 
+import (
+	"unsafe"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+)
+
 // DirectStream is implemented by streams whose messages arrive on
 // goroutines that can serve them (an HTTP server's, one per request): the
 // reader's goroutine, and the handler goroutine a request would be handed
@@ -36,4 +42,28 @@ func (c *Conn) serveDirect(msg *Message, raw []byte, here bool) func() {
 		c.write(resp)
 	}
 	return job
+}
+
+// DecodeBody is Decode for a message that is the whole of a buffer of its
+// own (an HTTP request's body): the message and room for the splits of
+// its envelope and params are one allocation, not three. The id is still
+// copied: one kept after the request (a cancellation's, an audit line's)
+// must not hold a body of megabytes.
+func DecodeBody(data []byte) (*Message, error) {
+	b := new(bodyMessage)
+	m, err := decode(data, &b.msg, b.top[:0], b.params[:0], nil)
+	if m != nil && m.ID.raw != "" {
+		// Converted, not cloned: a one-byte id ("1") then costs nothing.
+		m.ID = ID{string(unsafe.Slice(unsafe.StringData(m.ID.raw), len(m.ID.raw)))}
+	}
+	return m, err
+}
+
+// bodyMessage is a message decoded by DecodeBody, with room for the
+// members of a usual request: jsonrpc, id, method and params; a tool's
+// name and arguments (a bigger split gets an array of its own).
+type bodyMessage struct {
+	msg    Message
+	top    [4]rawjson.Member
+	params [2]rawjson.Member
 }

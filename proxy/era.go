@@ -96,21 +96,21 @@ func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
 		return nil, nil
 	}
 	env := &envelope{}
-	if json.Unmarshal(rawVersion, &env.version) != nil {
+	if !readString(rawVersion, &env.version) {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a protocol version is a string", metaProtocolVersion)
 	}
 	if !slices.Contains(modernVersions, env.version) {
 		return nil, unsupportedVersion(env.version)
 	}
 	rawCaps, ok := meta.Get(metaClientCaps)
-	if !ok || json.Unmarshal(rawCaps, &env.caps) != nil || env.caps == nil {
+	if !ok || !readCaps(rawCaps, &env.caps) {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "missing or invalid _meta field %q: every request of protocol %s declares the client's capabilities (an object; {} for none)", metaClientCaps, env.version)
 	}
 	if raw, ok := meta.Get(metaClientInfo); ok {
-		json.Unmarshal(raw, &env.client) // self-reported and optional: recorded, never relied on
+		readImplementation(raw, &env.client) // self-reported and optional: recorded, never relied on
 	}
 	if raw, ok := meta.Get(metaLogLevel); ok {
-		if json.Unmarshal(raw, &env.logLevel) != nil || logRank(env.logLevel) < 0 {
+		if !readString(raw, &env.logLevel) || logRank(env.logLevel) < 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a log level is one of debug, info, notice, warning, error, critical, alert, emergency", metaLogLevel)
 		}
 	}

@@ -298,6 +298,9 @@ type ServeOptions struct {
 	// run once per session ("isolation": "session") refuse its requests,
 	// since they have no session to be run for.
 	Stateless bool
+	// Checked, if not nil, is the stateless request as the transport
+	// checked it (CheckModernRequest): its envelope is not read again.
+	Checked *ModernRequest
 }
 
 // Serve runs one client session over stream until the client ends it or

@@ -23,6 +23,8 @@ type session struct {
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 	deleted   atomic.Bool // the client ended the session (ServeOptions.Ended): nobody waits for answers
 
+	checked *ModernRequest // the request whose envelope the transport read (ServeOptions.Checked)
+
 	ready    chan struct{} // closed when the client sent notifications/initialized
 	draining chan struct{} // closed when the client left or mcpgate is stopping: listens end
 
@@ -42,7 +44,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	if id == "" {
 		id = newSessionID()
 	}
-	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, ready: make(chan struct{}), draining: make(chan struct{})}
+	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, checked: opts.Checked, ready: make(chan struct{}), draining: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
@@ -191,7 +193,7 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *audit
 	// it is routed (see Reload, letGoOfServers).
 	rc := s.serving(ctx, msg)
 	defer rc.hold.release()
-	env, err := readEnvelope(msg)
+	env, err := s.envelopeOf(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -440,6 +440,13 @@ func internKey(lit []byte, escaped bool) (string, error) {
 		return "mimeType", nil
 	case "size":
 		return "size", nil
+	// The modern envelope's, in every request of MCP 2026-07-28.
+	case "io.modelcontextprotocol/protocolVersion":
+		return "io.modelcontextprotocol/protocolVersion", nil
+	case "io.modelcontextprotocol/clientCapabilities":
+		return "io.modelcontextprotocol/clientCapabilities", nil
+	case "io.modelcontextprotocol/clientInfo":
+		return "io.modelcontextprotocol/clientInfo", nil
 	}
 	// Bytes that are not UTF-8 become U+FFFD, as json.Unmarshal would
 	// make them.
