@@ -1,6 +1,9 @@
 package rawjson
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Incremental is the validating scanner of scan.go for a message that
 // arrives in pieces: a line reader feeds it what it has read so far while
@@ -384,7 +387,8 @@ func (s *Incremental) close(end int) {
 
 // special has the high bit set in each byte of w that is a quote, a
 // backslash or below 0x20 (and, after the first such byte, perhaps in
-// others: a borrow runs on; the byte loop sorts them out).
+// others: a borrow runs on). The lowest byte marked is always one of
+// them: a borrow only leaves a byte that is.
 func special(w uint64) uint64 {
 	const ones = 0x0101010101010101
 	q := w ^ ('"' * ones)
@@ -421,12 +425,21 @@ func stringRest(b []byte, i int) (end int, more bool) {
 	}
 }
 
-// plainRun returns the index of the first byte from b[i] on that may be a
-// quote, a backslash or below 0x20, or a few bytes before it (the byte
-// loops sort those out), or len(b): long strings are skipped four words at
-// a time while none is special, then one word at a time.
+// plainRun returns the index of the first byte from b[i] on that is a
+// quote, a backslash or below 0x20, or, when fewer than 8 bytes are left
+// after the last plain word, of the first of those (the byte loops sort
+// them out), or len(b). The first word is tried alone: most strings of a
+// list or a request are shorter than one, and stopping on one byte at a
+// time through them cost a word's test per byte. Long strings are skipped
+// four words at a time.
 func plainRun(b []byte, i int) int {
 	const highs = 0x8080808080808080
+	if i+8 <= len(b) {
+		if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
 	for ; i+32 <= len(b); i += 32 {
 		c := b[i : i+32 : i+32]
 		if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
@@ -435,8 +448,8 @@ func plainRun(b []byte, i int) int {
 		}
 	}
 	for ; i+8 <= len(b); i += 8 {
-		if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
-			break
+		if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	return i
