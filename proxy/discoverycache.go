@@ -281,7 +281,7 @@ func (g *Gateway) cachedList(ctx context.Context, base *upstream, k kind) (listR
 	}
 	// The server's era is the one it had when the list was cached.
 	mirrors := base.cfg.Type == config.TypeHTTP && init.ProtocolVersion == versionModern
-	items, _ = base.cleanList(ctx, k, items, mirrors)
+	items, _ = base.cleanList(ctx, k, items, nil, mirrors)
 	// Not to be reused by a modern client: the live list replaces it soon.
 	return listResult{up: base, items: items, hint: cacheHint{declared: true}, cached: l.fetched}, true
 }
