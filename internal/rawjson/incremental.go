@@ -28,14 +28,15 @@ type Incremental struct {
 	strStart int  // stString: the string's opening quote
 	strKey   bool // stString: the string is a key
 
-	top    []span // the top-level members
-	key1   span   // the top-level member in progress
-	inner  []span // the members of nested (see below)
-	key2   span   // the nested member in progress
-	nested int    // the index in top of the member whose object inner splits; -1: none
-	inNest bool   // stack[1] is that object
-	objEnd int    // stDone: the index just past the top-level object
-	uriKey bool   // a key "uri" (or an escaped key) was seen below the top level
+	top    []span      // the top-level members
+	key1   span        // the top-level member in progress
+	inner  []span      // the members of nested (see below)
+	key2   span        // the nested member in progress
+	nested int         // the index in top of the member whose object inner splits; -1: none
+	inNest bool        // stack[1] is that object
+	objEnd int         // stDone: the index just past the top-level object
+	uriKey bool        // a key "uri" (or an escaped key) was seen below the top level
+	objs   objectsScan // nested's array of objects (incremental_objects.go)
 }
 
 // span locates a member in the input: its key's literal and its value.
@@ -63,7 +64,9 @@ const maxPending = 4 << 10
 // Reset makes s ready for a new message, keeping its memory, but not what
 // a message of many members grew: a line reader keeps s between lines.
 func (s *Incremental) Reset() {
-	*s = Incremental{stack: s.stack[:0], top: keptSpans(s.top), inner: keptSpans(s.inner), nested: -1}
+	objs := s.objs
+	objs.reset()
+	*s = Incremental{stack: s.stack[:0], top: keptSpans(s.top), inner: keptSpans(s.inner), nested: -1, objs: objs}
 }
 
 // maxKeptSpans bounds the spans a scanner keeps for the next message.
@@ -94,7 +97,7 @@ func (s *Incremental) Finish(b []byte) bool {
 	remember(msg, entry)
 	if entry.innerKey != "" {
 		v := s.top[s.nested]
-		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey})
+		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey, objects: s.objs.split(b, v.valStart, s.nested, entry.inner)})
 	}
 	return true
 }
@@ -326,6 +329,9 @@ func scalarPrefix(rest []byte) bool {
 
 // valueStarts notes where a member's value starts.
 func (s *Incremental) valueStarts(b []byte, i int) {
+	if s.inNest {
+		s.objs.valueStarts(b, i, len(s.stack), s.nested, len(s.inner))
+	}
 	switch {
 	case len(s.stack) == 1:
 		s.key1.valStart = i
@@ -343,6 +349,9 @@ func (s *Incremental) valueStarts(b []byte, i int) {
 // valueEnded records the member whose value ends at end, if it is one of
 // the split objects', and goes on after it.
 func (s *Incremental) valueEnded(end int) {
+	if s.inNest {
+		s.objs.valueEnded(end, len(s.stack))
+	}
 	switch {
 	case len(s.stack) == 1:
 		s.key1.valEnd = end
@@ -367,6 +376,9 @@ func (s *Incremental) keyEnded(b []byte, start, end int) bool {
 	}
 	if len(s.stack) == 2 && s.inNest {
 		s.key2.keyStart, s.key2.keyEnd = start, end
+	}
+	if s.inNest {
+		s.objs.keyEnded(start, end, len(s.stack))
 	}
 	return true
 }

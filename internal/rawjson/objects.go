@@ -57,6 +57,9 @@ type ObjectsSize struct{ Elems, Members int }
 
 // SplitWithObjectsSized is SplitWithObjects for an array of about size.
 func SplitWithObjectsSized(obj []byte, key string, size ObjectsSize) (ms MemberList, list *ObjectList, err error) {
+	if ms, list, ok := takeObjects(obj, key); ok {
+		return ms, list, nil
+	}
 	defer func() {
 		if recover() != nil { // only reachable with invalid input
 			ms, list, err = nil, nil, errors.New("invalid JSON object")
