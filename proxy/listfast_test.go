@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
@@ -146,4 +147,27 @@ func TestCleanListDropsDuplicatesAgainstLast(t *testing.T) {
 
 func rawjsonSplit(page []byte, last []item) (rawjson.MemberList, *rawjson.ObjectList, error) {
 	return rawjson.SplitWithObjectsSized(page, "tools", objectsSize(last))
+}
+
+// The discovery cache compares a list fetched again with the one it holds
+// where it lies, and joins its items into one array only when it differs:
+// a list of thousands of tools listed at every request cost a copy of
+// megabytes each time.
+func TestDiscoveryStoreComparesInPlace(t *testing.T) {
+	u := &upstream{name: "s"}
+	d := &discoveryCache{dir: "x", ttl: time.Hour, keys: map[*upstream]string{u: "k"}, wake: make(chan struct{}, 1),
+		entries: map[string]*discoveryEntry{}, dirty: map[string]bool{}}
+	items := toolItems(t, "a", "b", "c")
+	d.storeList(u, kindTools, items, cacheHint{})
+	if got := string(d.entries["k"].lists[kindTools].items); got != `[{"name":"a","description":"does a"},{"name":"b","description":"does b"},{"name":"c","description":"does c"}]` {
+		t.Fatalf("stored %s", got)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { d.storeList(u, kindTools, items, cacheHint{}) }); allocs > 0 {
+		t.Errorf("storing the same list again took %.0f allocations, want none", allocs)
+	}
+	for _, other := range [][]item{items[:2], toolItems(t, "a", "b", "c", "d"), toolItems(t, "a", "b", "x")} {
+		if joinedIs(d.entries["k"].lists[kindTools].items, other) {
+			t.Errorf("a list of %d items taken for the one stored", len(other))
+		}
+	}
 }
