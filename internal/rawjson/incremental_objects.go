@@ -41,12 +41,19 @@ const (
 // holds a split until it is taken (32 of them at most).
 const maxSplitMembers = 1 << 14
 
+// maxKeptElems bounds the elements whose spans a scan keeps room for, for
+// the next line: a server's next list most likely has as many, and
+// growing the room again for each would make more garbage than the list
+// itself. Room for a few thousand tools (a quarter of a megabyte), not for
+// whatever one line once held.
+const maxKeptElems = 2048
+
 func (o *objectsScan) reset() {
 	*o = objectsScan{elems: o.elems[:0], members: o.members[:0]}
-	if cap(o.elems) > maxKeptSpans {
+	if cap(o.elems) > maxKeptElems {
 		o.elems = nil
 	}
-	if cap(o.members) > 4*maxKeptSpans {
+	if cap(o.members) > 4*maxKeptElems {
 		o.members = nil
 	}
 }

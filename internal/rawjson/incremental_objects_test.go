@@ -99,6 +99,8 @@ func TestIncrementalSplitsAListsItems(t *testing.T) {
 	if _, _, ok := takeObjects(result, "tools"); ok {
 		t.Error("the split was still in the memo once taken")
 	}
+	// The scan keeps its room for the next list: the split allocates what
+	// the memo and the caller keep, not the room grown again (40 before).
 	if allocs := testing.AllocsPerRun(1, func() {
 		s.Reset()
 		s.Feed(data[:len(data)/2])
@@ -106,7 +108,7 @@ func TestIncrementalSplitsAListsItems(t *testing.T) {
 		if _, l, _ := SplitWithObjects(result, "tools"); l == nil {
 			t.Fatal("no list")
 		}
-	}); allocs > 40 {
+	}); allocs > 20 {
 		t.Errorf("a list of 502 tools scanned and split took %.0f allocations", allocs)
 	}
 }
