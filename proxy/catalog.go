@@ -97,16 +97,17 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	f := &listFetch{done: make(chan struct{})}
 	c.running = f
 	gen := c.gen
+	last := c.items
 	u.mu.Unlock()
 
 	// The fetch serves everyone waiting on it, so it is not bound to the
 	// context of whoever happened to start it.
 	var hint cacheHint
-	f.items, hint, f.err = u.fetchPages(context.WithoutCancel(ctx), k)
+	f.items, hint, f.err = u.fetchPages(context.WithoutCancel(ctx), k, last)
 	var dups string
 	if f.err == nil {
 		u.g.discovery.storeList(u, k, f.items, hint) // as the server sent it
-		f.items, dups = u.cleanList(ctx, k, f.items, u.mirrorsHeaders())
+		f.items, dups = u.cleanList(ctx, k, f.items, last, u.mirrorsHeaders())
 	}
 	var cap listCapability
 	if raw, ok := u.capability(kinds[k].capability); ok {
@@ -139,9 +140,14 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 // cleanList makes a list as a server sent it the list clients see: each
 // name once, no tool whose header annotations break the rules when
 // mcpgate mirrors headers to the server, the filters and list policies
-// applied. It returns the names listed more than once.
-func (u *upstream) cleanList(ctx context.Context, k kind, items []item, mirrorsHeaders bool) ([]item, string) {
-	items, dups := dropDuplicates(items)
+// applied. It returns the names listed more than once. last is the list
+// the last fetch made clean ("" names no duplicate, and a list with its
+// names in the same order has none either).
+func (u *upstream) cleanList(ctx context.Context, k kind, items, last []item, mirrorsHeaders bool) ([]item, string) {
+	dups := ""
+	if !sameOwnNames(items, last) {
+		items, dups = dropDuplicates(items)
+	}
 	if k == kindTools && mirrorsHeaders {
 		items = u.dropInvalidHeaderTools(items)
 	}
@@ -149,8 +155,10 @@ func (u *upstream) cleanList(ctx context.Context, k kind, items []item, mirrorsH
 }
 
 // fetchPages fetches every page of a list, and what the server said of how
-// long they may be reused (the shortest of the pages' hints).
-func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, error) {
+// long they may be reused (the shortest of the pages' hints). last is the
+// server's last list, which the new one most likely repeats: it sizes the
+// split and lends the new items its names.
+func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item, cacheHint, error) {
 	info := kinds[k]
 	var items []item
 	var hint cacheHint
@@ -177,8 +185,12 @@ func (u *upstream) fetchPages(ctx context.Context, k kind) ([]item, cacheHint, e
 		// The result is split once, items included, for its items and its
 		// cache hint: on a list of thousands of tools each pass over it
 		// counts.
-		ms, list, err := rawjson.SplitWithObjects(raw, info.key)
-		pageItems, next, err := parseListMembers(ms, list, err, k)
+		var size rawjson.ObjectsSize
+		if page == 0 { // most lists come in one page; the size of the others is anyone's guess
+			size = objectsSize(last)
+		}
+		ms, list, err := rawjson.SplitWithObjectsSized(raw, info.key, size)
+		pageItems, next, err := parseListMembers(ms, list, err, k, last[min(len(items), len(last)):])
 		if err != nil {
 			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
 		}
@@ -240,12 +252,15 @@ func dropDuplicates(items []item) ([]item, string) {
 // it again: on a list of thousands of tools that is most of the cost.
 func parseListPage(raw json.RawMessage, k kind) ([]item, string, error) {
 	ms, list, err := rawjson.SplitWithObjects(raw, kinds[k].key)
-	return parseListMembers(ms, list, err, k)
+	return parseListMembers(ms, list, err, k, nil)
 }
 
 // parseListMembers is parseListPage on a result already split by
-// rawjson.SplitWithObjects, which returned ms, list and splitErr.
-func parseListMembers(ms rawjson.MemberList, list *rawjson.ObjectList, splitErr error, k kind) ([]item, string, error) {
+// rawjson.SplitWithObjects, which returned ms, list and splitErr. An item
+// named as the item of last at its index takes that item's name rather
+// than a copy of its own: a list that repeats the last one allocates no
+// name.
+func parseListMembers(ms rawjson.MemberList, list *rawjson.ObjectList, splitErr error, k kind, last []item) ([]item, string, error) {
 	info := kinds[k]
 	if _, ok := splitErr.(*rawjson.ElementError); ok {
 		return nil, "", itemsError(info.key, splitErr)
@@ -278,7 +293,9 @@ func parseListMembers(ms rawjson.MemberList, list *rawjson.ObjectList, splitErr 
 		nameRaw, ok := im.Get(info.nameKey)
 		var name string
 		var err error
-		if ok {
+		if ok && i < len(last) && sameName(nameRaw, last[i].name) {
+			name = last[i].name
+		} else if ok {
 			name, err = stringValue(nameRaw)
 		}
 		if !ok || err != nil || name == "" {
@@ -291,6 +308,37 @@ func parseListMembers(ms rawjson.MemberList, list *rawjson.ObjectList, splitErr 
 		items = append(items, it)
 	}
 	return items, next, nil
+}
+
+// sameName reports whether the JSON literal lit is the string name: its
+// bytes between the quotes are name's, and none is escaped. (Valid JSON
+// has no control byte in a string, and name, unquoted, is valid UTF-8.)
+func sameName(lit json.RawMessage, name string) bool {
+	return len(lit) == len(name)+2 && lit[0] == '"' && string(lit[1:len(lit)-1]) == name && strings.IndexByte(name, '\\') < 0
+}
+
+// sameOwnNames reports whether two lists have the same names in the same
+// order (the names the server gave, not the shown ones).
+func sameOwnNames(a, b []item) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].name != b[i].name {
+			return false
+		}
+	}
+	return true
+}
+
+// objectsSize is how a list's items split: the size the next list of the
+// same server most likely has.
+func objectsSize(items []item) rawjson.ObjectsSize {
+	size := rawjson.ObjectsSize{Elems: len(items)}
+	for _, it := range items {
+		size.Members += len(it.members)
+	}
+	return size
 }
 
 // itemsError names the item at fault ("tools[3]: not a JSON object"), or
@@ -400,7 +448,7 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 		return m.out, m.servers, nil
 	}
 	info := kinds[k]
-	exposedOf, names := nt.exposedNames(k)
+	view, names := nt.exposedNames(k)
 	size := 64
 	for _, r := range results {
 		for _, it := range r.items {
@@ -423,8 +471,8 @@ func (g *Gateway) merge(k kind, results []listResult) (json.RawMessage, []string
 			continue
 		}
 		servers = append(servers, r.up.name)
-		for _, it := range r.items {
-			exposed := nt.exposedAs(k, exposedOf, r.up, it.name)
+		for i, it := range r.items {
+			exposed := nt.exposedAs(k, view, r.up, i, it.name)
 			if !first {
 				out = append(out, ',')
 			}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -281,7 +282,7 @@ func (g *Gateway) cachedList(ctx context.Context, base *upstream, k kind) (listR
 	}
 	// The server's era is the one it had when the list was cached.
 	mirrors := base.cfg.Type == config.TypeHTTP && init.ProtocolVersion == versionModern
-	items, _ = base.cleanList(ctx, k, items, mirrors)
+	items, _ = base.cleanList(ctx, k, items, nil, mirrors)
 	// Not to be reused by a modern client: the live list replaces it soon.
 	return listResult{up: base, items: items, hint: cacheHint{declared: true}, cached: l.fetched}, true
 }
@@ -335,6 +336,17 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 		d.forget(u, k)
 		return
 	}
+	now := time.Now()
+	// A server listed at every client's request sends the same list each
+	// time: it is compared where it is, not joined first (megabytes a
+	// list, for a list of thousands of tools).
+	d.mu.Lock()
+	e := d.entries[d.keys[u]]
+	same := e != nil && now.Before(e.lists[k].fetched.Add(ttl/2)) && joinedIs(e.lists[k].items, items)
+	d.mu.Unlock()
+	if same {
+		return
+	}
 	size := 2
 	for _, it := range items {
 		size += len(it.raw) + 1
@@ -348,7 +360,6 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 		arr = append(arr, it.raw...)
 	}
 	arr = append(arr, ']')
-	now := time.Now()
 	d.update(u, func(e *discoveryEntry) bool {
 		// A server listed at every client's request (it sends no
 		// list_changed) costs a write per half life, not per list.
@@ -358,6 +369,27 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 		e.lists[k] = cachedList{items: arr, fetched: now, expires: now.Add(ttl)}
 		return true
 	})
+}
+
+// joinedIs reports whether arr is items joined as storeList joins them.
+func joinedIs(arr []byte, items []item) bool {
+	if len(arr) < 2 || arr[0] != '[' {
+		return false
+	}
+	rest := arr[1:]
+	for i, it := range items {
+		if i > 0 {
+			if len(rest) == 0 || rest[0] != ',' {
+				return false
+			}
+			rest = rest[1:]
+		}
+		if !bytes.HasPrefix(rest, it.raw) {
+			return false
+		}
+		rest = rest[len(it.raw):]
+	}
+	return string(rest) == "]"
 }
 
 // connected records u's initialize answer. A server that answers

@@ -508,7 +508,7 @@ func (g *Gateway) Definitions(ctx context.Context) ([]Definition, []error) {
 			if _, ok := u.capability(kinds[k].capability); !ok {
 				continue
 			}
-			items, _, err := u.fetchPages(ctx, k)
+			items, _, err := u.fetchPages(ctx, k, nil)
 			if err != nil {
 				errs = append(errs, redactError(err, g.redact))
 				continue

@@ -72,20 +72,37 @@ func (t *nameTable) keepMerged(k kind, names uint64, results []listResult, out j
 	}
 }
 
-// exposedNames returns the kind's exposed names by route, and the
-// generation of the table. The map is never changed once made (update
-// replaces it), so it may be read without the lock.
-func (t *nameTable) exposedNames(k kind) (map[route]string, uint64) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.exposedOf[k], t.generation[k]
+// exposedView is one generation of a kind's exposed names: by route, and
+// by index in each server's list as the table last saw it. Its maps are
+// never changed once made (rebuild replaces them), so they may be read
+// without the lock.
+type exposedView struct {
+	of map[route]string
+	in map[*upstream][]ownExposed
 }
 
-// exposedAs is the name a client sees for an item of up: from exposedOf
-// (exposedNames, taken when the merge began), or, for an item new since,
-// made now.
-func (t *nameTable) exposedAs(k kind, exposedOf map[route]string, up *upstream, name string) string {
-	if exposed, ok := exposedOf[route{up, name}]; ok {
+// ownExposed is an item's own name and the name clients see for it.
+type ownExposed struct{ own, exposed string }
+
+// exposedNames returns the kind's exposed names, and the generation of
+// the table.
+func (t *nameTable) exposedNames(k kind) (exposedView, uint64) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return exposedView{t.exposedOf[k], t.exposedIn[k]}, t.generation[k]
+}
+
+// exposedAs is the name a client sees for the item of up named name, at
+// index i of its list: from v (exposedNames, taken when the merge began),
+// or, for an item new since, made now. A list merged is almost always the
+// one the table was made from, or one with the same names: the name at the
+// same index is then the answer, without hashing a route for each of
+// thousands of items; the map answers the rest alike.
+func (t *nameTable) exposedAs(k kind, v exposedView, up *upstream, i int, name string) string {
+	if in := v.in[up]; i < len(in) && in[i].own == name {
+		return in[i].exposed
+	}
+	if exposed, ok := v.of[route{up, name}]; ok {
 		return exposed
 	}
 	return t.expose(k, up.name, name)

@@ -31,15 +31,16 @@ type nameTable struct {
 	order     []*upstream // config order: decides who keeps a contested name
 
 	mu         sync.RWMutex
-	known      [numKinds]map[*upstream][]item // last good list of each upstream
-	exposedTo  [numKinds]map[string]route     // exposed name → route
-	exposedOf  [numKinds]map[route]string     // route → exposed name
-	byOriginal [numKinds]map[string][]route   // upstream's own name → routes
-	uiURIs     map[string][]route             // MCP Apps UI resources named by tools
-	templates  []templateOwner                // resource templates, config order; replaced, never changed
-	generation [numKinds]uint64               // bumped each time a kind's table is rebuilt
-	merged     [numKinds]*mergedList          // the last merged list of each kind, when cached (mergecache.go)
-	peers      map[string][]string            // what peersOf made last, for generation peersGen of the tools' table
+	known      [numKinds]map[*upstream][]item       // last good list of each upstream
+	exposedTo  [numKinds]map[string]route           // exposed name → route
+	exposedOf  [numKinds]map[route]string           // route → exposed name
+	exposedIn  [numKinds]map[*upstream][]ownExposed // each list's exposed names, by index (mergecache.go)
+	byOriginal [numKinds]map[string][]route         // upstream's own name → routes
+	uiURIs     map[string][]route                   // MCP Apps UI resources named by tools
+	templates  []templateOwner                      // resource templates, config order; replaced, never changed
+	generation [numKinds]uint64                     // bumped each time a kind's table is rebuilt
+	merged     [numKinds]*mergedList                // the last merged list of each kind, when cached (mergecache.go)
+	peers      map[string][]string                  // what peersOf made last, for generation peersGen of the tools' table
 	peersGen   uint64
 
 	returned map[*upstream]*uriMemory // URIs each upstream returned in results; the map is fixed at creation
@@ -97,12 +98,17 @@ func (t *nameTable) rebuildLocked(k kind) {
 	}
 	exposedTo := make(map[string]route, size)
 	exposedOf := make(map[route]string, size)
+	exposedIn := make(map[*upstream][]ownExposed, len(t.order))
 	byOriginal := make(map[string][]route, size)
 	uiURIs := map[string][]route{}
 	for _, up := range t.order {
-		for _, it := range t.known[k][up] {
+		items := t.known[k][up]
+		in := make([]ownExposed, len(items))
+		exposedIn[up] = in
+		for i, it := range items {
 			rt := route{up, it.name}
-			if _, dup := exposedOf[rt]; dup {
+			if first, dup := exposedOf[rt]; dup {
+				in[i] = ownExposed{it.name, first}
 				continue // the server listed the same name twice
 			}
 			shown := it.shownName()
@@ -117,13 +123,14 @@ func (t *nameTable) rebuildLocked(k kind) {
 			}
 			exposedTo[name] = rt
 			exposedOf[rt] = name
+			in[i] = ownExposed{it.name, name}
 			byOriginal[shown] = append(byOriginal[shown], rt)
 			if it.uiURI != "" {
 				uiURIs[it.uiURI] = append(uiURIs[it.uiURI], route{up, it.uiURI})
 			}
 		}
 	}
-	t.exposedTo[k], t.exposedOf[k], t.byOriginal[k] = exposedTo, exposedOf, byOriginal
+	t.exposedTo[k], t.exposedOf[k], t.exposedIn[k], t.byOriginal[k] = exposedTo, exposedOf, exposedIn, byOriginal
 	switch k {
 	case kindTools:
 		t.uiURIs = uiURIs

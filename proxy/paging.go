@@ -126,7 +126,7 @@ func (s *session) pagedList(results []listResult, k kind, cursor *string) (json.
 // mergeItems is merge for paging: the exposed items one by one.
 func (g *Gateway) mergeItems(k kind, results []listResult) []json.RawMessage {
 	nt := g.live().names
-	exposedOf, _ := nt.exposedNames(k)
+	view, _ := nt.exposedNames(k)
 	n := 0
 	for _, r := range results {
 		n += len(r.items)
@@ -136,8 +136,8 @@ func (g *Gateway) mergeItems(k kind, results []listResult) []json.RawMessage {
 		if r.err != nil {
 			continue
 		}
-		for _, it := range r.items {
-			exposed := nt.exposedAs(k, exposedOf, r.up, it.name)
+		for i, it := range r.items {
+			exposed := nt.exposedAs(k, view, r.up, i, it.name)
 			if exposed == it.name {
 				items = append(items, it.raw)
 			} else {

@@ -1,6 +1,9 @@
 package rawjson
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Incremental is the validating scanner of scan.go for a message that
 // arrives in pieces: a line reader feeds it what it has read so far while
@@ -25,14 +28,15 @@ type Incremental struct {
 	strStart int  // stString: the string's opening quote
 	strKey   bool // stString: the string is a key
 
-	top    []span // the top-level members
-	key1   span   // the top-level member in progress
-	inner  []span // the members of nested (see below)
-	key2   span   // the nested member in progress
-	nested int    // the index in top of the member whose object inner splits; -1: none
-	inNest bool   // stack[1] is that object
-	objEnd int    // stDone: the index just past the top-level object
-	uriKey bool   // a key "uri" (or an escaped key) was seen below the top level
+	top    []span      // the top-level members
+	key1   span        // the top-level member in progress
+	inner  []span      // the members of nested (see below)
+	key2   span        // the nested member in progress
+	nested int         // the index in top of the member whose object inner splits; -1: none
+	inNest bool        // stack[1] is that object
+	objEnd int         // stDone: the index just past the top-level object
+	uriKey bool        // a key "uri" (or an escaped key) was seen below the top level
+	objs   objectsScan // nested's array of objects (incremental_objects.go)
 }
 
 // span locates a member in the input: its key's literal and its value.
@@ -60,7 +64,9 @@ const maxPending = 4 << 10
 // Reset makes s ready for a new message, keeping its memory, but not what
 // a message of many members grew: a line reader keeps s between lines.
 func (s *Incremental) Reset() {
-	*s = Incremental{stack: s.stack[:0], top: keptSpans(s.top), inner: keptSpans(s.inner), nested: -1}
+	objs := s.objs
+	objs.reset()
+	*s = Incremental{stack: s.stack[:0], top: keptSpans(s.top), inner: keptSpans(s.inner), nested: -1, objs: objs}
 }
 
 // maxKeptSpans bounds the spans a scanner keeps for the next message.
@@ -91,7 +97,7 @@ func (s *Incremental) Finish(b []byte) bool {
 	remember(msg, entry)
 	if entry.innerKey != "" {
 		v := s.top[s.nested]
-		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey})
+		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey, objects: s.objs.split(b, v.valStart, s.nested, entry.inner)})
 	}
 	return true
 }
@@ -323,6 +329,9 @@ func scalarPrefix(rest []byte) bool {
 
 // valueStarts notes where a member's value starts.
 func (s *Incremental) valueStarts(b []byte, i int) {
+	if s.inNest {
+		s.objs.valueStarts(b, i, len(s.stack), s.nested, len(s.inner))
+	}
 	switch {
 	case len(s.stack) == 1:
 		s.key1.valStart = i
@@ -340,6 +349,9 @@ func (s *Incremental) valueStarts(b []byte, i int) {
 // valueEnded records the member whose value ends at end, if it is one of
 // the split objects', and goes on after it.
 func (s *Incremental) valueEnded(end int) {
+	if s.inNest {
+		s.objs.valueEnded(end, len(s.stack))
+	}
 	switch {
 	case len(s.stack) == 1:
 		s.key1.valEnd = end
@@ -365,6 +377,9 @@ func (s *Incremental) keyEnded(b []byte, start, end int) bool {
 	if len(s.stack) == 2 && s.inNest {
 		s.key2.keyStart, s.key2.keyEnd = start, end
 	}
+	if s.inNest {
+		s.objs.keyEnded(start, end, len(s.stack))
+	}
 	return true
 }
 
@@ -384,7 +399,8 @@ func (s *Incremental) close(end int) {
 
 // special has the high bit set in each byte of w that is a quote, a
 // backslash or below 0x20 (and, after the first such byte, perhaps in
-// others: a borrow runs on; the byte loop sorts them out).
+// others: a borrow runs on). The lowest byte marked is always one of
+// them: a borrow only leaves a byte that is.
 func special(w uint64) uint64 {
 	const ones = 0x0101010101010101
 	q := w ^ ('"' * ones)
@@ -421,12 +437,21 @@ func stringRest(b []byte, i int) (end int, more bool) {
 	}
 }
 
-// plainRun returns the index of the first byte from b[i] on that may be a
-// quote, a backslash or below 0x20, or a few bytes before it (the byte
-// loops sort those out), or len(b): long strings are skipped four words at
-// a time while none is special, then one word at a time.
+// plainRun returns the index of the first byte from b[i] on that is a
+// quote, a backslash or below 0x20, or, when fewer than 8 bytes are left
+// after the last plain word, of the first of those (the byte loops sort
+// them out), or len(b). The first word is tried alone: most strings of a
+// list or a request are shorter than one, and stopping on one byte at a
+// time through them cost a word's test per byte. Long strings are skipped
+// four words at a time.
 func plainRun(b []byte, i int) int {
 	const highs = 0x8080808080808080
+	if i+8 <= len(b) {
+		if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
 	for ; i+32 <= len(b); i += 32 {
 		c := b[i : i+32 : i+32]
 		if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
@@ -435,8 +460,8 @@ func plainRun(b []byte, i int) int {
 		}
 	}
 	for ; i+8 <= len(b); i += 8 {
-		if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
-			break
+		if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	return i

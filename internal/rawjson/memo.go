@@ -40,6 +40,7 @@ type memoEntry struct {
 	innerKey string       // the member whose object value inner splits; "" for none
 	inner    []memoMember // offsets from that value's start
 	uriKey   bool         // a member named "uri" may be in the value, below its top level
+	objects  *memoObjects // an array of objects among members, split (incremental_objects.go)
 }
 
 type memoMember struct {

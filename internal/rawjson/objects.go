@@ -27,7 +27,7 @@ func ObjectsValid(arr []byte) (elems []json.RawMessage, members []MemberList, er
 	if i >= len(arr) || arr[i] != '[' {
 		return nil, nil, errors.New("not a JSON array")
 	}
-	list, _, err := splitObjects(arr, i)
+	list, _, err := splitObjects(arr, i, ObjectsSize{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,6 +46,20 @@ type ObjectList struct {
 // result and once more for its items. list is nil when key is absent or
 // not an array; an error in the array is its ObjectsValid error.
 func SplitWithObjects(obj []byte, key string) (ms MemberList, list *ObjectList, err error) {
+	return SplitWithObjectsSized(obj, key, ObjectsSize{})
+}
+
+// ObjectsSize is how many elements, and members in all, an array of
+// objects is expected to have: the last list of the same server, whose
+// next one is mostly the same. The split then allocates once, not again
+// each time an array outgrows itself.
+type ObjectsSize struct{ Elems, Members int }
+
+// SplitWithObjectsSized is SplitWithObjects for an array of about size.
+func SplitWithObjectsSized(obj []byte, key string, size ObjectsSize) (ms MemberList, list *ObjectList, err error) {
+	if ms, list, ok := takeObjects(obj, key); ok {
+		return ms, list, nil
+	}
 	defer func() {
 		if recover() != nil { // only reachable with invalid input
 			ms, list, err = nil, nil, errors.New("invalid JSON object")
@@ -67,7 +81,7 @@ func SplitWithObjects(obj []byte, key string) (ms MemberList, list *ObjectList, 
 		i = skipSpace(obj, i+1) // the colon
 		var end int
 		if name == key && obj[i] == '[' && list == nil {
-			if list, end, err = splitObjects(obj, i); err != nil {
+			if list, end, err = splitObjects(obj, i, size); err != nil {
 				return ms, nil, err
 			}
 		} else {
@@ -86,12 +100,14 @@ func SplitWithObjects(obj []byte, key string) (ms MemberList, list *ObjectList, 
 
 // splitObjects splits the array of objects at arr[i] and returns the index
 // just past it.
-func splitObjects(arr []byte, i int) (*ObjectList, int, error) {
+func splitObjects(arr []byte, i int, size ObjectsSize) (*ObjectList, int, error) {
 	// Per element, where its members start in all: the slices are cut once
-	// all is complete, so that none points into an array outgrown.
-	var bounds []int
-	var elems []json.RawMessage
-	all := make([]Member, 0, 8)
+	// all is complete, so that none points into an array outgrown. A
+	// little room beyond the size expected spares a list that grew by a
+	// few items a copy of everything.
+	bounds := make([]int, 0, size.Elems+size.Elems/16)
+	elems := make([]json.RawMessage, 0, size.Elems+size.Elems/16)
+	all := make([]Member, 0, max(8, size.Members+size.Members/16))
 	for i = skipSpace(arr, i+1); arr[i] != ']'; {
 		if arr[i] != '{' {
 			return nil, 0, &ElementError{len(elems), errors.New("not a JSON object")}
