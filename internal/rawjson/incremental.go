@@ -1,6 +1,9 @@
 package rawjson
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Incremental is the validating scanner of scan.go for a message that
 // arrives in pieces: a line reader feeds it what it has read so far while
@@ -384,7 +387,8 @@ func (s *Incremental) close(end int) {
 
 // special has the high bit set in each byte of w that is a quote, a
 // backslash or below 0x20 (and, after the first such byte, perhaps in
-// others: a borrow runs on; the byte loop sorts them out).
+// others: a borrow runs on). The lowest one set is exact: a borrow only
+// starts at a byte that is special itself.
 func special(w uint64) uint64 {
 	const ones = 0x0101010101010101
 	q := w ^ ('"' * ones)
@@ -421,13 +425,22 @@ func stringRest(b []byte, i int) (end int, more bool) {
 	}
 }
 
-// plainRun returns the index of the first byte from b[i] on that may be a
-// quote, a backslash or below 0x20, or a few bytes before it (the byte
-// loops sort those out), or len(b): long strings are skipped four words at
-// a time while none is special, then one word at a time.
+// plainRun returns the index of the first byte from b[i] on that is a
+// quote, a backslash or below 0x20, or, when there is none in the words
+// that fit, where the last seven bytes begin or len(b) (the byte loops
+// read those). Most strings of a message are short (its keys, method,
+// ids), so the first word is tried alone and the special byte in it
+// found by its bit, not by a byte loop; long strings are skipped four
+// words at a time while none is special, then one word at a time.
 func plainRun(b []byte, i int) int {
 	const highs = 0x8080808080808080
-	for ; i+32 <= len(b); i += 32 {
+	if i+8 > len(b) {
+		return i
+	}
+	if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+		return i + bits.TrailingZeros64(m)/8
+	}
+	for i += 8; i+32 <= len(b); i += 32 {
 		c := b[i : i+32 : i+32]
 		if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
 			special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
@@ -435,8 +448,8 @@ func plainRun(b []byte, i int) int {
 		}
 	}
 	for ; i+8 <= len(b); i += 8 {
-		if special(binary.LittleEndian.Uint64(b[i:]))&highs != 0 {
-			break
+		if m := special(binary.LittleEndian.Uint64(b[i:])) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	return i
