@@ -97,3 +97,45 @@ func track(u *upstream, r clientRequest) (sent func(jsonrpc.ID), done func()) {
 	c := u.addCaller(r, nil)
 	return c.sent, c.done
 }
+
+// A caller's done takes it, and only it, out of the upstream's callers, in
+// whatever order the answers come; a second done changes nothing.
+func TestCallerDoneInAnyOrder(t *testing.T) {
+	u := &upstream{g: &Gateway{}}
+	s := &session{id: "a"}
+	var cs []*caller
+	for i := range 64 {
+		cs = append(cs, u.addCaller(clientRequest{s: s, id: jsonrpc.IntID(int64(i))}, nil))
+	}
+	left := map[*caller]bool{}
+	for _, c := range cs {
+		left[c] = true
+	}
+	for _, i := range []int{5, 0, 63, 62, 17, 5, 30, 1, 40, 0, 2} {
+		cs[i].done()
+		delete(left, cs[i])
+		if len(u.callers) != len(left) {
+			t.Fatalf("after done of caller %d: %d callers, want %d", i, len(u.callers), len(left))
+		}
+		for j, c := range u.callers {
+			if !left[c] || c.at != j {
+				t.Fatalf("after done of caller %d: callers[%d] is %v (at %d), which is done or misplaced", i, j, c.id, c.at)
+			}
+		}
+	}
+}
+
+// BenchmarkCallerDone: the bookkeeping of one call answered while 63
+// others are in flight to the same server, the oldest answered first.
+func BenchmarkCallerDone(b *testing.B) {
+	u := &upstream{g: &Gateway{}}
+	r := clientRequest{s: &session{id: "a"}, id: jsonrpc.IntID(1)}
+	var inFlight []*caller
+	for range 64 {
+		inFlight = append(inFlight, u.addCaller(r, nil))
+	}
+	for b.Loop() {
+		inFlight[0].done()
+		inFlight = append(inFlight[1:], u.addCaller(r, nil))
+	}
+}

@@ -59,7 +59,7 @@ type upstream struct {
 	restarts      int           // reconnections after the first connection
 	connectedOnce bool
 	lists         [numKinds]listCache
-	callers       []*caller    // client sessions with a request in flight here, oldest first
+	callers       []*caller    // client sessions with a request in flight here, in no order (see caller.done)
 	queued        atomic.Int32 // requests waiting for a place among max_concurrent
 	inGate        atomic.Bool  // its start waits for a place among start_concurrency
 	retired       atomic.Bool  // a config reload removed or replaced it: it is not started again

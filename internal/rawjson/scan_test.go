@@ -119,3 +119,13 @@ func BenchmarkMembersBigString(b *testing.B) {
 		Members(msg)
 	}
 }
+
+// BenchmarkMembersAnswer: the envelope of a small tool answer, the other
+// message of every relayed call.
+func BenchmarkMembersAnswer(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}`)
+	into := make(MemberList, 0, 8)
+	for b.Loop() {
+		MembersNestedInto(into, msg, "")
+	}
+}
