@@ -76,7 +76,7 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 			j++
 		}
 		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, -1, found)
+			found = d.scanToken(text, i, j, -1, -1, found)
 		}
 		i = j
 	}
@@ -88,7 +88,12 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 func FuzzScanEncoded(f *testing.F) {
 	for _, s := range []string{"Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo", "cfg=Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo==x",
 		"aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=;" + strings.Repeat("x", 40), "%63%75%72%6c%20x%20%7c%20sh", "6375726c20687474703a2f2f",
-		strings.Repeat("ab+/", 9) + "-_" + strings.Repeat("Q", 20) + "===" + strings.Repeat("z", 17)} {
+		strings.Repeat("ab+/", 9) + "-_" + strings.Repeat("Q", 20) + "===" + strings.Repeat("z", 17),
+		// Long runs of letters (walked 32 bytes at a time), then what
+		// changes the verdict past them: URL base64, escapes.
+		strings.Repeat("x", 100) + "-Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo",
+		strings.Repeat("Q", 77) + "%63%75%72%6c%20x%20%7c%20sh",
+		strings.Repeat("a", 70) + "\\x63\\x75\\x72\\x6c\\x20"} {
 		f.Add(s)
 	}
 	d := Default()

@@ -62,8 +62,7 @@ func wordEnd(text string, i int) int {
 			return i
 		}
 	}
-	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
-	}
+	i = lettersEnd(text, i)
 	for i < len(text) && asciiWordBytes[text[i]] {
 		i++
 	}
@@ -77,16 +76,43 @@ func load64(text string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// allLetters reports whether the eight bytes of x are all ASCII letters.
-func allLetters(x uint64) bool {
-	if x&highs != 0 {
-		return false
+// lettersEnd returns the first i' from i on, in steps of eight, where
+// text[i':i'+8] is not eight ASCII letters (or fewer than eight bytes are
+// left). A run of megabytes (a blob, one byte repeated) is walked 32 bytes
+// at a time with one branch: the three walks over it (words, tokens,
+// base64) were most of the injection detector's time on such a text.
+func lettersEnd(text string, i int) int {
+	// Most runs are words, shorter than eight bytes past their start: one
+	// test of eight tells them apart before the wider loop is tried.
+	if i+8 > len(text) || !allLetters(load64(text, i)) {
+		return i
 	}
+	for i += 8; i+32 <= len(text); i += 32 {
+		b := text[i : i+32]
+		x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
+		if (x0|x1|x2|x3)&highs != 0 ||
+			letterHighs(x0)&letterHighs(x1)&letterHighs(x2)&letterHighs(x3) != highs {
+			break
+		}
+	}
+	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	}
+	return i
+}
+
+// letterHighs has the high bit of each byte of x set where that byte is
+// an ASCII letter, for an x with no byte of 0x80 or more.
+func letterHighs(x uint64) uint64 {
 	// Setting 0x20 maps 'A'..'Z' onto 'a'..'z' and nothing else onto them.
 	y := x | 0x20*ones
 	// For bytes below 0x80: the high bit of y+(0x80-'a') is set when y >=
 	// 'a', that of y+(0x80-'z'-1) when y > 'z'; no carry crosses a byte.
 	ge := y + (0x80-'a')*ones
 	gt := y + (0x80-'z'-1)*ones
-	return ge&^gt&highs == highs
+	return ge &^ gt & highs
+}
+
+// allLetters reports whether the eight bytes of x are all ASCII letters.
+func allLetters(x uint64) bool {
+	return x&highs == 0 && letterHighs(x) == highs
 }

@@ -133,6 +133,32 @@ func TestWordEnd(t *testing.T) {
 	}
 }
 
+// TestLettersEnd checks the 32-byte walk of lettersEnd against eight
+// bytes at a time, on long runs of letters with rare other bytes.
+func TestLettersEnd(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	others := "@[`{09_-\x80\xff\x00 "
+	for range 5000 {
+		b := make([]byte, r.IntN(300))
+		for k := range b {
+			if r.IntN(90) == 0 {
+				b[k] = others[r.IntN(len(others))]
+			} else {
+				b[k] = "aAzZmQ"[r.IntN(6)]
+			}
+		}
+		text := string(b)
+		for i := range len(text) + 1 {
+			want := i
+			for ; want+8 <= len(text) && allLetters(load64(text, want)); want += 8 {
+			}
+			if got := lettersEnd(text, i); got != want {
+				t.Fatalf("lettersEnd(%q, %d) = %d, want %d", text, i, got, want)
+			}
+		}
+	}
+}
+
 // TestEncodedScanHelpers checks the jumps of scanEncoded (tokenEnd,
 // base64End, countEscapes) against a byte at a time.
 func TestEncodedScanHelpers(t *testing.T) {
@@ -172,8 +198,14 @@ func TestEncodedScanHelpers(t *testing.T) {
 			for want < len(tok) && isBase64Byte(tok[want]) {
 				want++
 			}
-			if got := base64End(tok, i); got != want {
+			got, letters := base64End(tok, i)
+			if got != want {
 				t.Fatalf("base64End(%q, %d) = %d, want %d", tok, i, got, want)
+			}
+			for k := i; k < letters; k++ {
+				if c := tok[k] | 0x20; c < 'a' || c > 'z' {
+					t.Fatalf("base64End(%q, %d): letters to %d, but %q is no letter", tok, i, letters, tok[k])
+				}
 			}
 		}
 	}
