@@ -53,7 +53,7 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // last byte of the next minEncodedLen first and walks back: a break there
 // means no such token starts before it, and it jumps past it (most text is
 // words, and most bytes are never looked at).
-func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
+func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
 	// i is 0 or follows a break: where a token may start.
 	for i := 0; i+minEncodedLen <= len(text); {
 		k := i + minEncodedLen - 1
@@ -68,8 +68,8 @@ func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
 		// The base64 run the token starts with, found here and not again
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
-		run, letters := base64End(text, i)
-		j := tokenEnd(text, max(run, i+minEncodedLen))
+		run, letters := base64End(text, i, runs)
+		j := tokenEnd(text, max(run, i+minEncodedLen), runs)
 		found = d.scanToken(text, i, j, run-i, letters-i, found)
 		i = j
 	}
@@ -81,8 +81,10 @@ func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 // tokenEnd returns the index of the first token break at or after
 // text[i], or len(text); eight letters at a time where it can (letters
 // are never breaks): a long token is a blob.
-func tokenEnd(text string, i int) int {
-	i = lettersEnd(text, i)
+func tokenEnd(text string, i int, runs *letterRun) int {
+	if i+8 <= len(text) && allLetters(load64(text, i)) {
+		i = runs.lettersEnd(text, i)
+	}
 	for i < len(text) && !isTokenBreak(text[i]) {
 		i++
 	}
@@ -92,8 +94,11 @@ func tokenEnd(text string, i int) int {
 // base64End returns the end of the run of base64 bytes at text[i:], and
 // where lettersEnd stopped in it: text[i:letters] holds only letters, so
 // a look for other bytes of the run ('-', '_') starts there.
-func base64End(text string, i int) (end, letters int) {
-	letters = lettersEnd(text, i)
+func base64End(text string, i int, runs *letterRun) (end, letters int) {
+	letters = i
+	if i+8 <= len(text) && allLetters(load64(text, i)) {
+		letters = runs.lettersEnd(text, i)
+	}
 	for end = letters; end < len(text) && isBase64Byte(text[end]); end++ {
 	}
 	return end, letters
@@ -158,7 +163,7 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, foun
 		}
 		m, letters := firstRun, firstLetters
 		if k > 0 || m < 0 {
-			m, letters = base64End(tok, k)
+			m, letters = base64End(tok, k, nil)
 		}
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {

@@ -56,7 +56,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		text := b.String()
-		if got, want := d.scanEncoded(text, nil), every(d, text); !slices.Equal(got, want) {
+		if got, want := d.scanEncoded(text, nil, nil), every(d, text); !slices.Equal(got, want) {
 			t.Fatalf("%q: %v, want %v", text, got, want)
 		}
 	}
@@ -98,8 +98,15 @@ func FuzzScanEncoded(f *testing.F) {
 	}
 	d := Default()
 	f.Fuzz(func(t *testing.T, text string) {
-		if got, want := d.scanEncoded(text, nil), scanEveryToken(d, text); !slices.Equal(got, want) {
+		want := scanEveryToken(d, text)
+		if got := d.scanEncoded(text, nil, nil); !slices.Equal(got, want) {
 			t.Fatalf("%q: %v, want %v", text, got, want)
+		}
+		// As Scan runs it: after phraseFree, jumping over its longest run.
+		var runs letterRun
+		d.phraseFree(text, &runs)
+		if got := d.scanEncoded(text, nil, &runs); !slices.Equal(got, want) {
+			t.Fatalf("%q after phraseFree (run %v): %v, want %v", text, runs, got, want)
 		}
 	})
 }
