@@ -205,11 +205,12 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 // scan returns every finding of text, overlapping ones included, in s.out.
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	s.out = s.out[:0]
-	if d.unfiltered || !d.phraseFree(text) {
+	var runs letterRun
+	if d.unfiltered || !d.phraseFree(text, &runs) {
 		s.out = d.scanPhrases(s, text)
 	}
 	if d.enabled.has(KindEncodedPayload) {
-		s.out = d.scanEncoded(text, s.out)
+		s.out = d.scanEncoded(text, s.out, &runs)
 	}
 	return s.out
 }

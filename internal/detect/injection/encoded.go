@@ -53,7 +53,7 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // last byte of the next minEncodedLen first and walks back: a break there
 // means no such token starts before it, and it jumps past it (most text is
 // words, and most bytes are never looked at).
-func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
+func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
 	// i is 0 or follows a break: where a token may start.
 	for i := 0; i+minEncodedLen <= len(text); {
 		k := i + minEncodedLen - 1
@@ -68,9 +68,9 @@ func (d *Detector) scanEncoded(text string, found []rawFinding) []rawFinding {
 		// The base64 run the token starts with, found here and not again
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
-		run := base64End(text, i)
-		j := tokenEnd(text, max(run, i+minEncodedLen))
-		found = d.scanToken(text, i, j, run-i, found)
+		run, letters := base64End(text, i, runs)
+		j := tokenEnd(text, max(run, i+minEncodedLen), runs)
+		found = d.scanToken(text, i, j, run-i, letters-i, found)
 		i = j
 	}
 	return found
@@ -81,8 +81,9 @@ func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 // tokenEnd returns the index of the first token break at or after
 // text[i], or len(text); eight letters at a time where it can (letters
 // are never breaks): a long token is a blob.
-func tokenEnd(text string, i int) int {
-	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+func tokenEnd(text string, i int, runs *letterRun) int {
+	if i+8 <= len(text) && allLetters(load64(text, i)) {
+		i = runs.lettersEnd(text, i)
 	}
 	for i < len(text) && !isTokenBreak(text[i]) {
 		i++
@@ -90,14 +91,17 @@ func tokenEnd(text string, i int) int {
 	return i
 }
 
-// base64End returns the end of the run of base64 bytes at text[i:].
-func base64End(text string, i int) int {
-	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+// base64End returns the end of the run of base64 bytes at text[i:], and
+// where lettersEnd stopped in it: text[i:letters] holds only letters, so
+// a look for other bytes of the run ('-', '_') starts there.
+func base64End(text string, i int, runs *letterRun) (end, letters int) {
+	letters = i
+	if i+8 <= len(text) && allLetters(load64(text, i)) {
+		letters = runs.lettersEnd(text, i)
 	}
-	for i < len(text) && isBase64Byte(text[i]) {
-		i++
+	for end = letters; end < len(text) && isBase64Byte(text[end]); end++ {
 	}
-	return i
+	return end, letters
 }
 
 // countEscapes counts in tok the %XX escapes and the \xXX escapes. It
@@ -138,10 +142,13 @@ var tokenBreaks = func() (t [256]bool) {
 
 // scanToken looks at one token text[i:j] for the three encodings.
 // firstRun, when not negative, is where the run of base64 bytes that
-// begins the token ends (base64End(tok, 0)), already known.
-func (d *Detector) scanToken(text string, i, j, firstRun int, found []rawFinding) []rawFinding {
+// begins the token ends, and firstLetters where its letters end
+// (base64End(tok, 0)), already known: no '%' nor '\\' is a base64 byte,
+// so the escapes are looked for only past that run (a blob of megabytes
+// is not read again for them).
+func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding) []rawFinding {
 	tok := text[i:j]
-	percent, escapes := countEscapes(tok)
+	percent, escapes := countEscapes(tok[max(firstRun, 0):])
 	if percent >= 3 && d.harmful(decodePercent(tok)) {
 		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
@@ -154,15 +161,15 @@ func (d *Detector) scanToken(text string, i, j, firstRun int, found []rawFinding
 			k++
 			continue
 		}
-		m := firstRun
+		m, letters := firstRun, firstLetters
 		if k > 0 || m < 0 {
-			m = base64End(tok, k)
+			m, letters = base64End(tok, k, nil)
 		}
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {
 			end++
 		}
-		if m-k >= minEncodedLen && d.harmfulRun(tok[k:m]) {
+		if m-k >= minEncodedLen && d.harmfulRun(tok[k:m], letters-k) {
 			found = append(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
 		}
 		k = end
@@ -184,7 +191,8 @@ var base64Bytes = func() (t [256]bool) {
 }()
 
 // harmfulRun decodes a base64 or hex run (padding stripped) and judges it.
-func (d *Detector) harmfulRun(run string) bool {
+// Its first letters bytes are letters (base64End).
+func (d *Detector) harmfulRun(run string, letters int) bool {
 	allHex := true
 	for k := 0; k < len(run); k++ {
 		if !isHex(run[k]) {
@@ -204,7 +212,7 @@ func (d *Detector) harmfulRun(run string) bool {
 		}
 	}
 	enc := base64.RawStdEncoding
-	if strings.IndexByte(run, '-') >= 0 || strings.IndexByte(run, '_') >= 0 {
+	if rest := run[letters:]; strings.IndexByte(rest, '-') >= 0 || strings.IndexByte(rest, '_') >= 0 {
 		enc = base64.RawURLEncoding
 	}
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.

@@ -56,7 +56,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		text := b.String()
-		if got, want := d.scanEncoded(text, nil), every(d, text); !slices.Equal(got, want) {
+		if got, want := d.scanEncoded(text, nil, nil), every(d, text); !slices.Equal(got, want) {
 			t.Fatalf("%q: %v, want %v", text, got, want)
 		}
 	}
@@ -76,7 +76,7 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 			j++
 		}
 		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, -1, found)
+			found = d.scanToken(text, i, j, -1, -1, found)
 		}
 		i = j
 	}
@@ -88,13 +88,25 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 func FuzzScanEncoded(f *testing.F) {
 	for _, s := range []string{"Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo", "cfg=Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo==x",
 		"aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=;" + strings.Repeat("x", 40), "%63%75%72%6c%20x%20%7c%20sh", "6375726c20687474703a2f2f",
-		strings.Repeat("ab+/", 9) + "-_" + strings.Repeat("Q", 20) + "===" + strings.Repeat("z", 17)} {
+		strings.Repeat("ab+/", 9) + "-_" + strings.Repeat("Q", 20) + "===" + strings.Repeat("z", 17),
+		// Long runs of letters (walked 32 bytes at a time), then what
+		// changes the verdict past them: URL base64, escapes.
+		strings.Repeat("x", 100) + "-Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo",
+		strings.Repeat("Q", 77) + "%63%75%72%6c%20x%20%7c%20sh",
+		strings.Repeat("a", 70) + "\\x63\\x75\\x72\\x6c\\x20"} {
 		f.Add(s)
 	}
 	d := Default()
 	f.Fuzz(func(t *testing.T, text string) {
-		if got, want := d.scanEncoded(text, nil), scanEveryToken(d, text); !slices.Equal(got, want) {
+		want := scanEveryToken(d, text)
+		if got := d.scanEncoded(text, nil, nil); !slices.Equal(got, want) {
 			t.Fatalf("%q: %v, want %v", text, got, want)
+		}
+		// As Scan runs it: after phraseFree, jumping over its longest run.
+		var runs letterRun
+		d.phraseFree(text, &runs)
+		if got := d.scanEncoded(text, nil, &runs); !slices.Equal(got, want) {
+			t.Fatalf("%q after phraseFree (run %v): %v, want %v", text, runs, got, want)
 		}
 	})
 }

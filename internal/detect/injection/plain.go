@@ -15,7 +15,7 @@ import "unicode/utf8"
 // and '_', lower-cased, and a '<' is next to a '|' in one exactly when it
 // is in the other; matchPhrases tries a rule only at a trigger word or at
 // "<|", and the Unicode findings need a byte of 0x80 or more.
-func (d *Detector) phraseFree(text string) bool {
+func (d *Detector) phraseFree(text string, runs *letterRun) bool {
 	var lower [maxTriggerLen]byte
 	for i := 0; i < len(text); {
 		c := text[i]
@@ -26,7 +26,7 @@ func (d *Detector) phraseFree(text string) bool {
 			i++
 			continue
 		}
-		j := wordEnd(text, i+1)
+		j := wordEnd(text, i+1, runs)
 		if n := j - i; n <= d.maxTrigger {
 			w := lower[:n]
 			for k := range w {
@@ -56,13 +56,14 @@ var asciiWordBytes = func() (t [256]bool) {
 // wordEnd returns the end of the run of asciiWordBytes at text[i:]. Past
 // its first bytes it looks at eight at a time while they are all letters:
 // a long run (a base64 blob, a hash, one byte repeated) is then cheap.
-func wordEnd(text string, i int) int {
+func wordEnd(text string, i int, runs *letterRun) int {
 	for end := min(i+8, len(text)); i < end; i++ {
 		if !asciiWordBytes[text[i]] {
 			return i
 		}
 	}
-	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	if i+8 <= len(text) && allLetters(load64(text, i)) {
+		i = runs.lettersEnd(text, i)
 	}
 	for i < len(text) && asciiWordBytes[text[i]] {
 		i++
@@ -77,16 +78,72 @@ func load64(text string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// allLetters reports whether the eight bytes of x are all ASCII letters.
-func allLetters(x uint64) bool {
-	if x&highs != 0 {
-		return false
+// lettersEnd returns the first i' from i on, in steps of eight, where
+// text[i':i'+8] is not eight ASCII letters (or fewer than eight bytes are
+// left). Past its first 32 bytes, a run of megabytes (a blob, one byte
+// repeated) is walked 32 bytes at a time with one branch: the three walks over it (words, tokens,
+// base64) were most of the injection detector's time on such a text.
+func lettersEnd(text string, i int) int {
+	// Most runs are words and tokens, shorter than 32 bytes past their
+	// start: eight at a time, as they always were, before the wider loop.
+	for range 4 {
+		if i+8 > len(text) || !allLetters(load64(text, i)) {
+			return i
+		}
+		i += 8
 	}
+	for ; i+32 <= len(text); i += 32 {
+		b := text[i : i+32]
+		x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
+		if (x0|x1|x2|x3)&highs != 0 ||
+			letterHighs(x0)&letterHighs(x1)&letterHighs(x2)&letterHighs(x3) != highs {
+			break
+		}
+	}
+	for ; i+8 <= len(text) && allLetters(load64(text, i)); i += 8 {
+	}
+	return i
+}
+
+// letterHighs has the high bit of each byte of x set where that byte is
+// an ASCII letter, for an x with no byte of 0x80 or more.
+func letterHighs(x uint64) uint64 {
 	// Setting 0x20 maps 'A'..'Z' onto 'a'..'z' and nothing else onto them.
 	y := x | 0x20*ones
 	// For bytes below 0x80: the high bit of y+(0x80-'a') is set when y >=
 	// 'a', that of y+(0x80-'z'-1) when y > 'z'; no carry crosses a byte.
 	ge := y + (0x80-'a')*ones
 	gt := y + (0x80-'z'-1)*ones
-	return ge&^gt&highs == highs
+	return ge &^ gt & highs
+}
+
+// letterRun is the longest run of ASCII letters a walk of a text found,
+// text[from:to], for the next walk of the same text to jump over: Scan
+// walks a blob of megabytes for words (phraseFree), then for tokens and
+// base64 runs (scanEncoded); the second walk then costs nothing.
+type letterRun struct{ from, to int }
+
+// lettersEnd is lettersEnd(text, i), jumping over what r knows to be
+// letters (whole steps of eight, so the steps that follow are the same),
+// and remembering the run if it is the longest yet. r may be nil.
+// Its callers test the first eight bytes themselves: most words and
+// tokens end there, and then cost no call.
+func (r *letterRun) lettersEnd(text string, i int) int {
+	if r == nil {
+		return lettersEnd(text, i)
+	}
+	from := i
+	if r.from <= i && i < r.to {
+		i += (r.to - i) &^ 7
+	}
+	i = lettersEnd(text, i)
+	if i-from > r.to-r.from {
+		r.from, r.to = from, i
+	}
+	return i
+}
+
+// allLetters reports whether the eight bytes of x are all ASCII letters.
+func allLetters(x uint64) bool {
+	return x&highs == 0 && letterHighs(x) == highs
 }

@@ -37,7 +37,7 @@ func TestPhraseFreeIsExact(t *testing.T) {
 	d := newDetector(kindSet(1)<<len(Kinds)-1, false)
 	free := 0
 	for _, text := range phraseFreeSamples(t) {
-		if d.phraseFree(text) {
+		if d.phraseFree(text, nil) {
 			free++
 			checkPhraseFree(t, d, text)
 		}
@@ -46,7 +46,7 @@ func TestPhraseFreeIsExact(t *testing.T) {
 		t.Errorf("phraseFree held for %d samples only: it is never tried", free)
 	}
 	for _, text := range []string{"", strings.Repeat("x", 1<<16), "2025-03-14 INFO GET /api/v1/items status=200"} {
-		if !d.phraseFree(text) {
+		if !d.phraseFree(text, nil) {
 			t.Errorf("phraseFree(%.40q) = false, want true", text)
 		}
 	}
@@ -71,7 +71,7 @@ func FuzzPhraseFree(f *testing.F) {
 	slow := newDetector(kindSet(1)<<len(Kinds)-1, false)
 	slow.unfiltered = true
 	f.Fuzz(func(t *testing.T, text string) {
-		if d.phraseFree(text) {
+		if d.phraseFree(text, nil) {
 			checkPhraseFree(t, d, text)
 		}
 		if got, want := d.Scan(text, nil), slow.Scan(text, nil); !slices.Equal(got, want) {
@@ -126,8 +126,42 @@ func TestWordEnd(t *testing.T) {
 			for want < len(text) && asciiWordBytes[text[want]] {
 				want++
 			}
-			if got := wordEnd(text, i); got != want {
+			if got := wordEnd(text, i, nil); got != want {
 				t.Fatalf("wordEnd(%q, %d) = %d, want %d", text, i, got, want)
+			}
+		}
+	}
+}
+
+// TestLettersEnd checks the 32-byte walk of lettersEnd, and its jump over
+// a run known to be letters, against eight bytes at a time, on long runs
+// of letters with rare other bytes.
+func TestLettersEnd(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	others := "@[`{09_-\x80\xff\x00 "
+	for range 5000 {
+		b := make([]byte, r.IntN(300))
+		for k := range b {
+			if r.IntN(90) == 0 {
+				b[k] = others[r.IntN(len(others))]
+			} else {
+				b[k] = "aAzZmQ"[r.IntN(6)]
+			}
+		}
+		text := string(b)
+		// A run found by an earlier walk, from another start.
+		var runs letterRun
+		runs.lettersEnd(text, r.IntN(len(text)+1))
+		for i := range len(text) + 1 {
+			want := i
+			for ; want+8 <= len(text) && allLetters(load64(text, want)); want += 8 {
+			}
+			if got := lettersEnd(text, i); got != want {
+				t.Fatalf("lettersEnd(%q, %d) = %d, want %d", text, i, got, want)
+			}
+			known := runs
+			if got := known.lettersEnd(text, i); got != want {
+				t.Fatalf("lettersEnd(%q, %d) knowing %v = %d, want %d", text, i, runs, got, want)
 			}
 		}
 	}
@@ -165,15 +199,21 @@ func TestEncodedScanHelpers(t *testing.T) {
 			for want < len(tok) && !isTokenBreak(tok[want]) {
 				want++
 			}
-			if got := tokenEnd(tok, i); got != want {
+			if got := tokenEnd(tok, i, nil); got != want {
 				t.Fatalf("tokenEnd(%q, %d) = %d, want %d", tok, i, got, want)
 			}
 			want = i
 			for want < len(tok) && isBase64Byte(tok[want]) {
 				want++
 			}
-			if got := base64End(tok, i); got != want {
+			got, letters := base64End(tok, i, nil)
+			if got != want {
 				t.Fatalf("base64End(%q, %d) = %d, want %d", tok, i, got, want)
+			}
+			for k := i; k < letters; k++ {
+				if c := tok[k] | 0x20; c < 'a' || c > 'z' {
+					t.Fatalf("base64End(%q, %d): letters to %d, but %q is no letter", tok, i, letters, tok[k])
+				}
 			}
 		}
 	}

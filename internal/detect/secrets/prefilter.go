@@ -23,13 +23,13 @@ type prefilter struct {
 	class  [256]uint8 // byte → class; 0 for bytes in no keyword
 	nclass int
 	starts []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
-	// startPairs is starts by the bytes themselves, bit c0|c1<<8: the
-	// test scan makes at every byte, one load and no class lookups.
-	startPairs *[1 << 16 / 64]uint64
-	next       []int32 // state*nclass + class → next state*nclass, ^ that if it has outputs
-	outStart   []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
-	out        []int32 // indexes into keywords
-	keywords   []keyword
+	// pairs is, by the bytes themselves (index c0|c1<<8), what scan's skip
+	// tests without class lookups: pairStart and pairNear.
+	pairs    *[1 << 16]uint8
+	next     []int32 // state*nclass + class → next state*nclass, ^ that if it has outputs
+	outStart []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
+	out      []int32 // indexes into keywords
+	keywords []keyword
 }
 
 func newPrefilter(keywords []keyword) *prefilter {
@@ -60,16 +60,7 @@ func newPrefilter(keywords []keyword) *prefilter {
 		p.starts[pair/64] |= 1 << (pair % 64)
 	}
 
-	p.startPairs = new([1 << 16 / 64]uint64)
-	for c0 := range 256 {
-		for c1 := range 256 {
-			pair := int(p.class[c0])*p.nclass + int(p.class[c1])
-			if p.starts[pair/64]&(1<<(pair%64)) != 0 {
-				b := c0 | c1<<8
-				p.startPairs[b/64] |= 1 << (b % 64)
-			}
-		}
-	}
+	p.pairs = p.pairTable(keywords)
 
 	// The trie, with goto edges per class; -1 is no edge.
 	trie := [][]int32{p.newRow()}
@@ -193,26 +184,69 @@ func (p *prefilter) report(text string, i int, row int32, found func(hit)) {
 	}
 }
 
+// The bits of prefilter.pairs.
+const (
+	// pairStart: the pair begins a keyword.
+	pairStart = 1 << iota
+	// pairNear: a keyword begins at the pair or at the byte before it:
+	// the pair begins a keyword, or is the second and third bytes of one,
+	// or begins with the second byte of a two-byte keyword (whatever
+	// follows). Every keyword occurrence then has such a pair at its start
+	// or one byte after it, so a test of every other pair finds it.
+	pairNear
+)
+
+func (p *prefilter) pairTable(keywords []keyword) *[1 << 16]uint8 {
+	classPair := func(a, b uint8) int { return int(a)*p.nclass + int(b) }
+	near := make([]bool, p.nclass*p.nclass)
+	nearFirst := make([]bool, p.nclass) // a pair beginning with this class is near
+	for _, k := range keywords {
+		c0, c1 := p.class[k.text[0]], p.class[k.text[1]]
+		near[classPair(c0, c1)] = true
+		if len(k.text) == 2 {
+			nearFirst[c1] = true
+		} else {
+			near[classPair(c1, p.class[k.text[2]])] = true
+		}
+	}
+	t := new([1 << 16]uint8)
+	for c0 := range 256 {
+		for c1 := range 256 {
+			k0, k1 := p.class[c0], p.class[c1]
+			pair := classPair(k0, k1)
+			b := &t[c0|c1<<8]
+			if p.starts[pair/64]&(1<<(pair%64)) != 0 {
+				*b |= pairStart
+			}
+			if near[pair] || nearFirst[k0] && k0 != 0 {
+				*b |= pairNear
+			}
+		}
+	}
+	return t
+}
+
 // skipPairs returns the first i from i on where the pair text[i], text[i+1]
-// begins a keyword, or len(text)-1 when no pair does (scan's skip). It
-// tests eight pairs at a time, with one branch for the eight (most texts
-// hold few such pairs), and finds which one byte by byte.
+// begins a keyword, or len(text)-1 when no pair does (scan's skip). Eight
+// bytes at a time, it tests only the pairs at even distances from where it
+// began, for pairNear, with one branch for the four; then, from the byte
+// before the eight where one was near, each pair for pairStart. That is
+// exact: an occurrence beginning at s has a near pair at s or s+1, one of
+// them at an even distance, so every occurrence before the eight where the
+// test stopped would have stopped it sooner.
 func (p *prefilter) skipPairs(text string, i int) int {
-	starts := p.startPairs
-	for ; i+9 <= len(text); i += 8 {
-		b := text[i : i+9]
+	pairs := p.pairs
+	from := i
+	for ; i+8 <= len(text); i += 8 {
+		b := text[i : i+8]
 		x := uint(b[0]) | uint(b[1])<<8 | uint(b[2])<<16 | uint(b[3])<<24 |
 			uint(b[4])<<32 | uint(b[5])<<40 | uint(b[6])<<48 | uint(b[7])<<56
-		p0, p1, p2, p3 := x&0xffff, x>>8&0xffff, x>>16&0xffff, x>>24&0xffff
-		p4, p5, p6, p7 := x>>32&0xffff, x>>40&0xffff, x>>48&0xffff, x>>56|uint(b[8])<<8
-		if (starts[p0/64]>>(p0%64)|starts[p1/64]>>(p1%64)|starts[p2/64]>>(p2%64)|starts[p3/64]>>(p3%64)|
-			starts[p4/64]>>(p4%64)|starts[p5/64]>>(p5%64)|starts[p6/64]>>(p6%64)|starts[p7/64]>>(p7%64))&1 != 0 {
+		if (pairs[uint16(x)]|pairs[uint16(x>>16)]|pairs[uint16(x>>32)]|pairs[uint16(x>>48)])&pairNear != 0 {
 			break
 		}
 	}
-	for ; i+1 < len(text); i++ {
-		pair := uint(text[i]) | uint(text[i+1])<<8
-		if starts[pair/64]&(1<<(pair%64)) != 0 {
+	for i = max(from, i-1); i+1 < len(text); i++ {
+		if pairs[uint16(uint(text[i])|uint(text[i+1])<<8)]&pairStart != 0 {
 			break
 		}
 	}

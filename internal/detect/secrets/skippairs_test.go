@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,23 +23,39 @@ func BenchmarkSkipPairs(b *testing.B) {
 	}
 }
 
-// FuzzSkipPairs: skipPairs, eight pairs at a time, stops where a pair test
-// per byte does.
+// FuzzSkipPairs: scan, skipping with skipPairs (every other pair eight
+// bytes at a time), finds the keyword occurrences the automaton finds run
+// over every byte, in the same order; and skipPairs never passes the start
+// of an occurrence.
 func FuzzSkipPairs(f *testing.F) {
 	f.Add("plain text with a key AKIA and ghp_ in it", 0)
 	f.Add(strings.Repeat("x", 100)+"sk-", 3)
+	// Two-byte keywords at odd distances, and at the very end.
+	f.Add("xxxxxxxxxSKxxxxxxxxxxx", 0)
+	f.Add("xxxxxxxxxxxxxxxxxxxxYC", 1)
+	f.Add("xxxxxxxxxxxxxxxxxxxxxQ~", 0)
+	f.Add("xxxxxxxGHP_xxxxxxxxxx", 0)
+	f.Add("xxxxxxxxpassword=xxxxxxxxxxx-----BEGIN RSA PRIVATE KEY", 0)
 	pre := Default().pre
 	f.Fuzz(func(t *testing.T, text string, from int) {
 		from = max(0, from) % (len(text) + 1)
-		want := from
-		for ; want+1 < len(text); want++ {
-			pair := uint(text[want]) | uint(text[want+1])<<8
-			if pre.startPairs[pair/64]&(1<<(pair%64)) != 0 {
-				break
+		var want, got []hit
+		row := int32(0)
+		for i := 0; i < len(text); i++ {
+			if row = pre.next[row+int32(pre.class[text[i]])]; row < 0 {
+				row = ^row
+				pre.report(text, i, row, func(h hit) { want = append(want, h) })
 			}
 		}
-		if got := pre.skipPairs(text, from); got != want {
-			t.Fatalf("skipPairs(%q, %d) = %d, want %d", text, from, got, want)
+		pre.scan(text, func(h hit) { got = append(got, h) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("scan(%q) found %v, the automaton on every byte %v", text, got, want)
+		}
+		skip := pre.skipPairs(text, from)
+		for _, h := range want {
+			if h.start >= from && h.start < skip {
+				t.Fatalf("skipPairs(%q, %d) = %d: past the keyword at %d", text, from, skip, h.start)
+			}
 		}
 	})
 }
