@@ -194,3 +194,36 @@ func TestIdleSessionExpires(t *testing.T) {
 		g.Close()
 	})
 }
+
+// A session past session_idle is gone when a request names it, and takes
+// no place from a new session, however late the janitor comes by (on a
+// loaded machine it ran after the script's next request: http_sessions).
+func TestExpiredSessionGoneBeforeTheJanitor(t *testing.T) {
+	cfg := &config.Config{
+		Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}},
+		HTTP:    config.HTTP{SessionIdle: time.Hour, MaxSessions: 1},
+	}
+	g, err := proxy.New(cfg, proxy.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := New(g, "127.0.0.1:0")
+	defer g.Close()
+	defer f.Close()
+	old, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.mu.Lock()
+	old.lastUsed = time.Now().Add(-2 * time.Hour) // the janitor's next round is 15 minutes away
+	old.mu.Unlock()
+
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.Header.Set(headerSession, old.id)
+	if hs, status, _ := f.lookup(r); hs != nil || status != http.StatusNotFound {
+		t.Fatalf("a session idle for 2h (session_idle 1h) was found: status %d", status)
+	}
+	if _, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false); err != nil {
+		t.Fatalf("with max_sessions 1 and the one session expired, a new one was refused: %v", err)
+	}
+}

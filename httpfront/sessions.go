@@ -49,6 +49,12 @@ func (f *Front) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 		f.mu.Unlock()
 		return nil, errors.New("mcpgate is shutting down: it takes no new sessions")
 	}
+	// Sessions past their idle time are gone whether or not the janitor
+	// has come by yet: they take no place from a new one.
+	expired := f.takeExpiredLocked(time.Now())
+	if len(expired) > 0 {
+		defer f.endExpired(expired)
+	}
 	if len(f.sessions)+f.listens >= f.cfg.MaxSessions {
 		f.mu.Unlock()
 		f.g.Logger().Warn("HTTP session refused: too many open", "max_sessions", f.cfg.MaxSessions)
@@ -102,18 +108,35 @@ func (f *Front) expireIdle() {
 		case <-tick.C:
 		}
 		f.mu.Lock()
-		var expired []*httpSession
-		for id, hs := range f.sessions {
-			if last, idle := hs.idleSince(); idle && time.Since(last) > f.cfg.SessionIdle {
-				expired = append(expired, hs)
-				delete(f.sessions, id)
-			}
-		}
+		expired := f.takeExpiredLocked(time.Now())
 		f.mu.Unlock()
-		for _, hs := range expired {
-			f.g.Logger().Info("HTTP session expired", "session", hs.id, "idle", f.cfg.SessionIdle)
-			hs.stream.end()
+		f.endExpired(expired)
+	}
+}
+
+// takeExpiredLocked removes the sessions unused for longer than
+// session_idle at now; the caller ends them (endExpired) once f.mu is
+// released.
+func (f *Front) takeExpiredLocked(now time.Time) []*httpSession {
+	var expired []*httpSession
+	for id, hs := range f.sessions {
+		if f.expired(hs, now) {
+			expired = append(expired, hs)
+			delete(f.sessions, id)
 		}
+	}
+	return expired
+}
+
+func (f *Front) expired(hs *httpSession, now time.Time) bool {
+	last, idle := hs.idleSince()
+	return idle && now.Sub(last) > f.cfg.SessionIdle
+}
+
+func (f *Front) endExpired(expired []*httpSession) {
+	for _, hs := range expired {
+		f.g.Logger().Info("HTTP session expired", "session", hs.id, "idle", f.cfg.SessionIdle)
+		hs.stream.end()
 	}
 }
 
@@ -126,7 +149,17 @@ func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
 	}
 	f.mu.Lock()
 	hs := f.sessions[id]
-	f.mu.Unlock()
+	if hs != nil && f.expired(hs, time.Now()) {
+		// Past its idle time it is gone, whether or not the janitor has
+		// come by yet: how late it runs on a loaded machine is no part
+		// of what session_idle means.
+		delete(f.sessions, id)
+		f.mu.Unlock()
+		f.endExpired([]*httpSession{hs})
+		hs = nil
+	} else {
+		f.mu.Unlock()
+	}
 	if hs == nil || hs.stream.legacy || hs.client != f.clientOf(r) {
 		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
 	}
