@@ -105,6 +105,8 @@ type Gateway struct {
 	warm       chan struct{}  // closed when ready, or the discovery cache answers for the servers not
 	discovery  *discoveryCache
 
+	clientOutboxes outboxShare // bounds what all client queues hold together (see outboxshare.go)
+
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
 	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
