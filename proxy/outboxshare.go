@@ -9,11 +9,14 @@ import "sync/atomic"
 // bounded for all of them together. A session within its floor, as one
 // whose client reads always is, never meets the shared bound; past it, a
 // notification that would take a session beyond its floor is dropped as
-// one that finds its own queue full is (logged once per episode). The
-// sessions holding the most are those beyond their floors: they lose what
-// comes for them, while every other still gets its own.
+// one that finds its own queue full is (logged once per episode). Past
+// half the bound, so is one that would take a session holding at least
+// the average beyond its floor: the sessions holding the most (those not
+// read) lose what comes for them, while one holding little (a client that
+// reads, in a burst) still gets its own until the bound is met.
 type outboxShare struct {
-	over atomic.Int64 // bytes charged: what client queues hold beyond their floors
+	over    atomic.Int64 // bytes charged: what client queues hold beyond their floors
+	holders atomic.Int64 // client queues with bytes charged
 }
 
 const (
@@ -43,9 +46,13 @@ func (q *outbox) sharedRoom(n int) bool {
 	if want <= 0 {
 		return true
 	}
-	if q.share.over.Add(int64(want)) > clientQueuesBeyondFloors {
+	over := q.share.over.Add(int64(want))
+	if over > clientQueuesBeyondFloors || over > clientQueuesBeyondFloors/2 && int64(q.charged) >= over/max(1, q.share.holders.Load()) {
 		q.share.over.Add(-int64(want))
 		return false
+	}
+	if q.charged == 0 {
+		q.share.holders.Add(1)
 	}
 	q.charged += want
 	return true
@@ -61,5 +68,8 @@ func (q *outbox) giveBack() {
 	if beyond := max(0, q.bytes-clientQueueFloor); beyond < q.charged {
 		q.share.over.Add(int64(beyond - q.charged))
 		q.charged = beyond
+		if beyond == 0 {
+			q.share.holders.Add(-1)
+		}
 	}
 }

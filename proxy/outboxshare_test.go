@@ -70,7 +70,56 @@ func TestClientOutboxesBoundedForAllSessions(t *testing.T) {
 	if n := held(); n != 0 {
 		t.Errorf("sessions that ended still hold %d bytes", n)
 	}
-	if over := g.clientOutboxes.over.Load(); over != 0 {
-		t.Errorf("the sessions ended, and the shared bound still counts %d bytes held", over)
+	if over, holders := g.clientOutboxes.over.Load(), g.clientOutboxes.holders.Load(); over != 0 || holders != 0 {
+		t.Errorf("the sessions ended, and the shared bound still counts %d bytes held by %d sessions", over, holders)
+	}
+}
+
+// Past half the shared bound, the sessions holding the most beyond their
+// floors are the ones refused: one holding less than the average still
+// gets a burst past its floor, while one holding more gets nothing more.
+func TestClientOutboxesPastHalfTheSharedBoundRefuseTheLargest(t *testing.T) {
+	g := testGateway(t, "a")
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + string(bytes.Repeat([]byte("x"), 64<<10)) + `"}}`)
+	open := func() *session {
+		bs := &blockedStream{release: make(chan struct{})}
+		s := newSession(g, bs, ServeOptions{})
+		t.Cleanup(func() { close(bs.release); s.out.Close() })
+		return s
+	}
+	queued := func(s *session) int {
+		s.out.mu.Lock()
+		defer s.out.mu.Unlock()
+		return len(s.out.msgs)
+	}
+	var hogs []*session
+	for range clientQueuesBeyondFloors * 3 / 4 / sessionQueueBytes { // past half the bound, short of all of it
+		s := open()
+		offerUntilRefused(s.out, msg)
+		hogs = append(hogs, s)
+	}
+	if over := g.clientOutboxes.over.Load(); over <= clientQueuesBeyondFloors/2 || over >= clientQueuesBeyondFloors {
+		t.Fatalf("the sessions that do not read hold %d MiB beyond their floors; the test wants between half and all of the %d MiB bound", over>>20, clientQueuesBeyondFloors>>20)
+	}
+	burst := open()
+	const burstMessages = 2 * clientQueueFloor / (64 << 10) // twice its floor
+	for range burstMessages {
+		burst.out.offer(msg, jsonrpc.ID{})
+	}
+	if got := queued(burst); got < burstMessages-1 { // one may be out in the blocked write
+		t.Errorf("a session holding little got %d of a burst of %d notifications past its floor, want them all", got, burstMessages)
+	}
+	// A hog that reads a little, and makes room in its own queue, still
+	// holds the most: what comes for it is refused.
+	hog := hogs[0]
+	hog.out.mu.Lock()
+	hog.out.msgs = hog.out.msgs[:len(hog.out.msgs)-4]
+	hog.out.bytes -= 4 * len(msg)
+	hog.out.giveBack()
+	before := len(hog.out.msgs)
+	hog.out.mu.Unlock()
+	hog.out.offer(msg, jsonrpc.ID{})
+	if got := queued(hog); got != before {
+		t.Errorf("a session holding the most got another notification past half the shared bound (%d queued, was %d)", got, before)
 	}
 }
