@@ -89,6 +89,7 @@ type Front struct {
 	sessions          map[string]*httpSession
 	listens           int            // modern subscriptions/listen streams open: they count with sessions against max_sessions
 	statelessInFlight int            // other modern requests being served: at most maxStatelessRequests
+	statelessOf       map[string]int // of them, each client's, when tokens tell clients apart (see statelessshare.go)
 	closed            bool           // shutting down: no new sessions or requests
 	serving           sync.WaitGroup // each session's Serve goroutine, and each modern request's
 	stop              chan struct{}  // closed by Close: ends the janitor

@@ -209,7 +209,7 @@ func TestModernRequestsBounded(t *testing.T) {
 
 // postModernAsync sends a request whose answer does not come; the function
 // returned closes it, as a client giving up does.
-func postModernAsync(t *testing.T, ts *httptest.Server, method, name, body string) (cancel func()) {
+func postModernAsync(t *testing.T, ts *httptest.Server, method, name, body string, headers ...string) (cancel func()) {
 	t.Helper()
 	done := make(chan struct{})
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
@@ -219,6 +219,9 @@ func postModernAsync(t *testing.T, ts *httptest.Server, method, name, body strin
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
 	req.Header.Set("Mcp-Name", name)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	go func() {
 		defer close(done)
 		if resp, err := ts.Client().Do(req); err == nil {

@@ -40,7 +40,8 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		return
 	}
 	listen := msg.Method == methodListen
-	release, refused := f.admitStateless(listen, bodySize)
+	client := f.clientOf(r)
+	release, refused := f.admitStateless(listen, bodySize, client)
 	if refused != nil {
 		w.Header().Set("Retry-After", "1")
 		jsonError(w, http.StatusServiceUnavailable, msg.ID, refused)
@@ -52,7 +53,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	go func() {
 		defer f.serving.Done()
 		defer release()
-		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: f.clientOf(r), Checked: checked})
+		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: client, Checked: checked})
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
 	st.respond(w, r, f.writeTimeout, f.keepAlive)
@@ -70,8 +71,9 @@ func acceptsEvents(r *http.Request) bool {
 // legacy session's GET stream is, and counts against max_sessions with the
 // sessions; other requests count against maxStatelessRequests. While a
 // request runs, its body also stays counted in the front's body budget:
-// the gateway holds it until it is answered. release gives it all back.
-func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err error) {
+// the gateway holds it until it is answered. client's share of them is
+// bounded too (see tooManyStatelessOf). release gives it all back.
+func (f *Front) admitStateless(listen bool, bodySize int, client string) (release func(), err error) {
 	if ok, _ := f.bodies.reserve(int64(bodySize)); !ok {
 		return nil, f.errBodiesHeld()
 	}
@@ -84,6 +86,10 @@ func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err e
 		err = jsonrpc.Errorf(jsonrpc.ErrInternal, "too many sessions and listen streams open (max_sessions is %d); try again later", f.cfg.MaxSessions)
 	case !listen && f.statelessInFlight >= f.maxStateless:
 		err = jsonrpc.Errorf(jsonrpc.ErrInternal, "too many requests in flight (mcpgate serves at most %d at once without a session); try again shortly", f.maxStateless)
+	case !listen:
+		if share := f.tooManyStatelessOf(client); share != nil {
+			err = jsonrpc.Errorf(jsonrpc.ErrInternal, "%s", share)
+		}
 	}
 	if err != nil {
 		f.bodies.release(int64(bodySize))
@@ -96,6 +102,7 @@ func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err e
 		f.listens++
 	} else {
 		f.statelessInFlight++
+		f.countStateless(client, 1)
 	}
 	f.serving.Add(1)
 	return func() {
@@ -104,6 +111,7 @@ func (f *Front) admitStateless(listen bool, bodySize int) (release func(), err e
 			f.listens--
 		} else {
 			f.statelessInFlight--
+			f.countStateless(client, -1)
 		}
 		f.mu.Unlock()
 		f.bodies.release(int64(bodySize))

@@ -105,12 +105,15 @@ type Gateway struct {
 	warm       chan struct{}  // closed when ready, or the discovery cache answers for the servers not
 	discovery  *discoveryCache
 
+	clientOutboxes outboxShare // bounds what all client queues hold together (see outboxshare.go)
+
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
 	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
 	elicitSeq    uint64
 	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
+	subCounts    map[subscriber]int               // how many of subs each subscriber is in (see subcount.go)
 	listeners    map[*listener]struct{}           // open subscriptions/listen requests
 	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
 

@@ -52,6 +52,8 @@ type outbox struct {
 	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
 	budget  answerBudget   // bounds what waits for room too (see outboxbudget.go)
 	heldBy  *jsonrpc.Cork  // the reader's cork that flushes what is queued (see WriteNoWait); nil: none
+	share   *outboxShare   // the bound all client queues share (see outboxshare.go); nil: none
+	charged int            // of bytes, what is charged to share
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
@@ -217,6 +219,7 @@ func (q *outbox) tryInline() {
 		q.bytes -= len(m.msg)
 		q.budget.written++
 	}
+	q.giveBack()
 	q.room.Broadcast()
 	if len(q.msgs) > 0 || q.closed {
 		q.wake.Signal() // the writer goroutine, for what is left or came meanwhile, or to end
@@ -263,7 +266,7 @@ func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 	if q.closed {
 		return false, func() {}
 	}
-	if q.full(len(m.msg)) {
+	if q.full(len(m.msg)) || !q.sharedRoom(len(m.msg)) {
 		q.dropped++
 		if q.dropped == 1 && q.onDrop != nil {
 			queued := q.bytes
@@ -313,6 +316,7 @@ func (q *outbox) writeLoop() {
 			continue
 		}
 		if len(q.msgs) == 0 {
+			q.giveBack()
 			return
 		}
 		q.drain()
@@ -349,6 +353,7 @@ func (q *outbox) drain() {
 			q.closed = true
 			q.msgs, q.store, q.bytes, q.once = nil, nil, 0, nil
 		}
+		q.giveBack()
 		q.room.Broadcast()
 	}
 	q.dropped = 0 // the episode, if any, is over

@@ -405,7 +405,7 @@ func (g *Gateway) stopRetired(u *upstream) {
 	g.mu.Lock()
 	for key := range g.subs {
 		if key.up.base == u {
-			delete(g.subs, key)
+			g.deleteSubscriptionKey(key)
 		}
 	}
 	g.mu.Unlock()
@@ -419,10 +419,9 @@ func (g *Gateway) stopRetired(u *upstream) {
 func (g *Gateway) moveSubscriptions(successor map[*upstream]*upstream) {
 	moved := map[*upstream]bool{}
 	g.mu.Lock()
-	for key, subs := range g.subs {
+	for key := range g.subs {
 		if nu, ok := successor[key.up]; ok {
-			delete(g.subs, key)
-			g.subs[subKey{up: nu, uri: key.uri}] = subs
+			g.moveSubscriptionKey(key, subKey{up: nu, uri: key.uri})
 			moved[nu] = true
 		}
 	}

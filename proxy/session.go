@@ -49,6 +49,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
 	s.boundAnswers()
+	s.shareOutbox()
 	s.conn = jsonrpc.NewConn(clientStream(s.out, stream), jsonrpc.Options{
 		Handler: s,
 		Batches: func() bool {

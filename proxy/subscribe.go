@@ -80,13 +80,7 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 		s.g.mu.Unlock()
 		return jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this client has %d resource subscriptions, the most mcpgate keeps for one; unsubscribe from some first", maxSubscriptions)
 	}
-	subs := s.g.subs[key]
-	first := len(subs) == 0
-	if first {
-		subs = map[subscriber]string{}
-		s.g.subs[key] = subs
-	}
-	subs[sub] = uri
+	first := s.g.addSubscription(key, sub, uri)
 	s.g.mu.Unlock()
 	if !first {
 		return nil
@@ -100,10 +94,7 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 	}
 	if err := subscribe(); err != nil {
 		s.g.mu.Lock()
-		delete(s.g.subs[key], sub)
-		if len(s.g.subs[key]) == 0 {
-			delete(s.g.subs, key)
-		}
+		s.g.deleteSubscription(key, sub)
 		s.g.mu.Unlock()
 		return err
 	}
@@ -134,19 +125,7 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 func (g *Gateway) removeSubscriber(key subKey, sub subscriber) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	subs, ok := g.subs[key]
-	if !ok {
-		return false
-	}
-	if _, ok := subs[sub]; !ok {
-		return false
-	}
-	delete(subs, sub)
-	if len(subs) > 0 {
-		return false
-	}
-	delete(g.subs, key)
-	return true
+	return g.deleteSubscription(key, sub)
 }
 
 // dropSubscriptions unsubscribes a session that has gone (and each of its
@@ -160,18 +139,7 @@ func (g *Gateway) dropSubscriptions(s *session) {
 // isolated for session s, which stops with it).
 func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 	g.mu.Lock()
-	var last []subKey
-	for key, subs := range g.subs {
-		for sub := range subs {
-			if gone(sub) {
-				delete(subs, sub)
-			}
-		}
-		if len(subs) == 0 {
-			delete(g.subs, key)
-			last = append(last, key)
-		}
-	}
+	last := g.deleteSubscribersWhere(gone)
 	g.mu.Unlock()
 	// All at once, within one stop_grace: a session with many
 	// subscriptions to a server that does not answer must not hold up its
@@ -208,17 +176,6 @@ func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
 // maxSubscriptions bounds one session's resource subscriptions: each costs
 // memory for as long as the session lives, and an unsubscribe at its end.
 const maxSubscriptions = 1024
-
-// subscriptionsOf counts sub's subscriptions. g.mu held.
-func (g *Gateway) subscriptionsOf(sub subscriber) int {
-	n := 0
-	for _, subs := range g.subs {
-		if _, ok := subs[sub]; ok {
-			n++
-		}
-	}
-	return n
-}
 
 func (g *Gateway) dropElicitations(s *session) {
 	g.mu.Lock()
