@@ -428,6 +428,10 @@ func (h *fakeHTTP) ask(method string, params json.RawMessage, send func(*jsonrpc
 func (h *fakeHTTP) callTool(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	if raw := h.f.rawAnswer(msg); raw != "" {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", strings.ReplaceAll(raw, "{{id}}", msg.ID.String()))
+		return
+	}
 	h.runTool(msg, func(m *jsonrpc.Message) {
 		fmt.Fprintf(w, "event: message\ndata: %s\n\n", m.Encode())
 		w.(http.Flusher).Flush()

@@ -76,7 +76,7 @@ type fakeBehaviour struct {
 	StartedFile      string          `json:"started_file"`       // create this file as soon as the call arrives
 	StopReading      bool            `json:"stop_reading"`       // stop reading stdin for good (a server busy in one long call), then go on
 	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes
-	RawAnswer        string          `json:"raw_answer"`         // answer with this line as written, {{id}} replaced by the request's id (a broken answer)
+	RawAnswer        string          `json:"raw_answer"`         // answer with this line as written, {{id}} replaced by the request's id (a broken answer); over -http, as the one event of the call's stream
 	AskCount         int             `json:"ask_count"`          // with ask: send it this many times at once; answer with how many were refused
 	AskRefusals      int             `json:"ask_refusals"`       // with ask_count: answer once this many were refused (or after 10s)
 	Progress         int             `json:"progress"`           // send this many progress notifications first

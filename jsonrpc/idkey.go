@@ -56,6 +56,15 @@ func (id ID) key() ID {
 	return ID{"~" + sign + "0." + d.Digits + "e" + strconv.FormatInt(d.Exp, 10)}
 }
 
+// SameValue reports whether id and other are one id however each is spelt
+// (3 and 3.0, "ab" and "a\u0062"): an answer is matched to its call so,
+// wherever it comes from.
+func (id ID) SameValue(other ID) bool { return id == other || id.key() == other.key() }
+
+// ValueKey is the id as a table of our requests keys it: the spelling our
+// own ids have (a plain integer is its own key), for any spelling of one.
+func (id ID) ValueKey() ID { return id.key() }
+
 // plainString reports whether s can be written in JSON without escapes.
 func plainString(s string) bool {
 	for i := 0; i < len(s); i++ {

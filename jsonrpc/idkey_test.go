@@ -93,3 +93,27 @@ func BenchmarkIDKeyPlainInteger(b *testing.B) {
 		}
 	}
 }
+
+// SameValue, which the HTTP upstream link matches an answer on its
+// stream with, agrees with the table of calls: one value however spelt,
+// a string never a number.
+func TestIDSameValue(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{`3`, `3`, true}, {`3`, `3.0`, true}, {`3`, `30e-1`, true}, {`"ab"`, `"a\u0062"`, true},
+		{`3`, `"3"`, false}, {`3`, `4`, false}, {`"\ud800"`, `"\ufffd"`, false},
+	} {
+		a, b := ID{c.a}, ID{c.b}
+		if a.SameValue(b) != c.same || b.SameValue(a) != c.same {
+			t.Errorf("%s and %s: SameValue %v, want %v", c.a, c.b, a.SameValue(b), c.same)
+		}
+		if got := a.ValueKey() == b.ValueKey(); got != c.same {
+			t.Errorf("%s and %s: same ValueKey %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	if id := IntID(7); id.ValueKey() != id {
+		t.Error("our own id is not its own key")
+	}
+}

@@ -80,7 +80,7 @@ func (l *httpLink) sendModern(ctx context.Context, msg []byte, m *jsonrpc.Messag
 	case isJSONRPC(resp):
 		// 400, 404: the body is the JSON-RPC error that answers the request.
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(l.max)+1))
-		if d, err := jsonrpc.Decode(body); err == nil && d.IsResponse() && d.ID == m.ID {
+		if d, err := jsonrpc.Decode(body); err == nil && d.IsResponse() && d.ID.SameValue(m.ID) {
 			l.push(body)
 			return
 		}

@@ -176,14 +176,14 @@ func (l *httpLink) readEvents(body io.Reader, m *jsonrpc.Message, pos *streamPos
 		isAnswer := false
 		if err == nil {
 			switch {
-			case d.IsResponse() && m != nil && m.IsRequest() && d.ID == m.ID:
+			case d.IsResponse() && m != nil && m.IsRequest() && d.ID.SameValue(m.ID): // by value, as the Conn matches it
 				isAnswer = true
 				l.noteProtocol(m, ev.Data)
 			case d.IsResponse():
 				// Answered elsewhere (a server may resume one stream on
 				// another): the request's own stream need not be waited for.
 				l.mu.Lock()
-				l.endRequestLocked(d.ID)
+				l.endRequestLocked(d.ID.ValueKey())
 				l.mu.Unlock()
 			case d.IsRequest() && m != nil && m.IsRequest():
 				l.relate(d.ID, m.ID)

@@ -74,6 +74,12 @@ func (o *objectsScan) valueStarts(b []byte, i, depth, nested, member int) {
 		}
 		o.elems = append(o.elems, elemSpan{start: i, first: len(o.members)})
 	case depth == 4:
+		// One item may have all the members: bounded here, not only at
+		// the next item.
+		if len(o.members) >= maxSplitMembers {
+			o.state = objectsAbandoned
+			return
+		}
 		o.key.valStart = i
 	}
 }

@@ -119,3 +119,79 @@ func lenOf(l *ObjectList) int {
 	}
 	return len(l.Elems)
 }
+
+// FuzzIncrementalObjectsTaken checks SplitWithObjects on a nested object
+// a scan validated (members, items and error, as the memo gives them)
+// against its own pass over a copy the memo knows nothing of, for the key
+// the scan split and for another.
+func FuzzIncrementalObjectsTaken(f *testing.F) {
+	f.Add(toolListAnswer(3), []byte{40, 7}, "tools")
+	f.Add([]byte(`{"result":{"tools":1,"a":[{"x":1}],"tools":[{"name":"x"}]}}`), []byte{9}, "tools")
+	f.Add([]byte(`{"result":{"prompts":[{"name":"p"}],"tools":[{"name":"t"}]}}`), []byte{4}, "tools")
+	f.Add([]byte(`{"result":{"tools":[{"name":"x","name":"y"}]}}`), []byte{3}, "tools")
+	f.Fuzz(func(t *testing.T, data, cuts []byte, other string) {
+		// Padded past memoMin, in memory of its own: the memo finds only
+		// values that big, by identity.
+		pad := strings.Repeat(" ", memoMin)
+		data = []byte(string(data) + pad)
+		var s Incremental
+		s.Reset()
+		n := 0
+		for _, c := range cuts {
+			n += max(int(c), 1)
+			if n >= len(data) {
+				break
+			}
+			s.Feed(data[:n])
+		}
+		if !s.Finish(data) || s.nested < 0 {
+			return
+		}
+		v := s.top[s.nested]
+		nested := data[v.valStart:v.valEnd]
+		if len(nested) < memoMin {
+			return
+		}
+		for _, key := range []string{other, "tools"} {
+			if e, ok := recall(nested); ok && e.objects != nil {
+				key = e.objects.key // the split the scan made, taken first
+			}
+			gotMs, got, gotErr := SplitWithObjects(nested, key)
+			wantMs, want, wantErr := SplitWithObjects(bytes.Clone(nested), key)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || describeMembers(gotMs) != describeMembers(wantMs) || (got == nil) != (want == nil) || (got != nil && describe(got) != describe(want)) {
+				t.Fatalf("%q under %q: from the scan %v, %s, %v; own pass %v, %s, %v", data[:len(data)-len(pad)], key, gotErr, describeMembers(gotMs), got, wantErr, describeMembers(wantMs), want)
+			}
+		}
+	})
+}
+
+func describeMembers(ms MemberList) string {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, " %q=%d@%d", m.Key, len(m.Value), m.Start)
+	}
+	return b.String()
+}
+
+// A scan splits no more members than maxSplitMembers out of a list, even
+// when one item has them all: the memo keeps a split until it is taken,
+// and past that size it would hold more than the message it came from.
+func TestIncrementalObjectsBoundsMembersOfOneItem(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"result":{"tools":[{`)
+	for i := range maxSplitMembers + 10 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":0`, i)
+	}
+	b.WriteString(`}]}}`)
+	data := []byte(b.String())
+	_, list, _, ok := objectsOfScan(data, []byte{255, 255})
+	if !ok {
+		t.Fatal("the scan found the message invalid")
+	}
+	if list != nil {
+		t.Errorf("the scan split an item of %d members (bound %d)", len(list.Members[0]), maxSplitMembers)
+	}
+}
