@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/jsonnum"
 )
@@ -26,6 +27,12 @@ func (id ID) key() ID {
 		var s string
 		if json.Unmarshal([]byte(raw), &s) != nil {
 			return id
+		}
+		if strings.ContainsRune(s, utf8.RuneError) {
+			// Decoding turned a lone surrogate or a byte that is not
+			// UTF-8 into U+FFFD: "\ud800" and "\ud801" would be one id.
+			// Such an id is its spelling, in a form no raw id has.
+			return ID{"?" + raw}
 		}
 		if plainString(s) {
 			return ID{`"` + s + `"`} // as the plain spelling is written

@@ -60,3 +60,22 @@ func TestCallIntID(t *testing.T) {
 		}
 	}
 }
+
+// Ids that differ only where decoding loses what they hold (lone
+// surrogates, bytes that are not UTF-8: each decodes to U+FFFD) are
+// different ids, not one: a client that numbers requests "\ud800",
+// "\ud801" had the second refused as already in flight.
+func TestIDKeyKeepsWhatDecodingLoses(t *testing.T) {
+	raws := []string{`"\ud800"`, `"\ud801"`, `"\udc00"`, "\"\xff\\u0061\"", "\"\xfe\\u0061\"", `"\ufffda"`}
+	seen := map[ID]string{}
+	for _, raw := range raws {
+		id, err := ParseID(json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("ParseID(%s): %v", raw, err)
+		}
+		if other, ok := seen[id.key()]; ok {
+			t.Errorf("%s and %s share the key %q", other, raw, id.key().raw)
+		}
+		seen[id.key()] = raw
+	}
+}
