@@ -73,6 +73,7 @@ type Writer struct {
 	lockFile     *os.File  // see lock; nil: none
 	last         string    // hash of the last whole line of the chain
 	torn         bool      // the file ends mid-line, after a cut write
+	stalled      bool      // the last write to a pipe timed out: its reader stopped reading
 	size         int64     // the file's size after our last write: any other size means another process wrote
 	headerEnd    int64     // where the file's header ends; 0: no header in it yet
 	started      time.Time // the file's header time; zero: no header yet
@@ -253,7 +254,11 @@ func (w *Writer) writeLine(record []byte) error {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
+	w.setStallDeadline()
 	n, err := w.out.Write(buf)
+	if !w.regular {
+		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
+	}
 	if err == nil && n < len(buf) {
 		err = io.ErrShortWrite
 	}
@@ -267,6 +272,32 @@ func (w *Writer) writeLine(record []byte) error {
 		return nil
 	}
 	return err
+}
+
+// pipeStallLimit is how long a write to a trail that is not a regular file
+// (a FIFO or a pipe to a log shipper) waits for its reader to take it.
+// Every answer waits on its record, so a reader that stopped must not hold
+// them all for ever: past this, records are lost (a failing trail, logged
+// once) and requests are served. While the reader stays stalled, each
+// write only tries (pipeRetryWait): a record waits for the pipe once per
+// episode, not once per request.
+const (
+	pipeStallLimit = 10 * time.Second
+	pipeRetryWait  = time.Millisecond
+)
+
+// setStallDeadline bounds the next write to a pipe. A regular file has no
+// reader to wait for (and takes no deadline). w.mu held.
+func (w *Writer) setStallDeadline() {
+	out, ok := w.out.(interface{ SetWriteDeadline(time.Time) error })
+	if w.regular || !ok {
+		return
+	}
+	wait := pipeStallLimit
+	if w.stalled {
+		wait = pipeRetryWait
+	}
+	out.SetWriteDeadline(time.Now().Add(wait)) // a file that takes none (a terminal) waits as before
 }
 
 // noteLocked counts a failed Append and tells where episodes of failures
