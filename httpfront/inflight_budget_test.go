@@ -18,7 +18,7 @@ import (
 // server that did not read took 600 MB of RSS in one session.
 func TestSessionRequestsInFlightCountInBodyBudget(t *testing.T) {
 	const size = 600 << 10
-	f, ts := newServedFront(t, "", func(f *Front) { f.bodies.max = 1 << 20 })
+	f, ts := newServedFront(t, "", func(f *Front) { f.bodies.max = 2*size + size/2 }) // one held call (two copies) and half a body
 	a, b := initialize(t, ts), initialize(t, ts)
 	pad := strings.Repeat("x", size)
 	stop := postSessionAsync(t, ts, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck","arguments":{"pad":"`+pad+`"}}}`)
@@ -79,4 +79,28 @@ func (f *Front) postsOpen(id string) int {
 	hs.stream.mu.Lock()
 	defer hs.stream.mu.Unlock()
 	return len(hs.stream.posts)
+}
+
+// A request held while it runs counts twice its body in the budget: its
+// body and the copy written to the server are both in memory (probe 6: 16
+// calls of 15 MiB held 480 MB against 240 counted). With room for two
+// bodies and one call of one body held, a second body does not fit.
+func TestHeldRequestCountsItsTwoCopies(t *testing.T) {
+	const size = 600 << 10
+	f, ts := newServedFront(t, "", func(f *Front) { f.bodies.max = 2*size + size/2 })
+	a, b := initialize(t, ts), initialize(t, ts)
+	pad := strings.Repeat("x", size)
+	stop := postSessionAsync(t, ts, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck","arguments":{"pad":"`+pad+`"}}}`)
+	defer func() {
+		readAll(t, postSession(t, ts, a, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
+		stop()
+	}()
+	eventually(t, "the call in flight", func() bool { return f.postsOpen(a) == 1 })
+	if held := f.bodies.inUse(); held < 2*size {
+		t.Errorf("a call of a %d-byte body held counts %d bytes; want at least twice its body", size, held)
+	}
+	resp := postSession(t, ts, b, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{"pad":"`+pad+`"}}}`)
+	if body := readAll(t, resp); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a second body past what the held call takes in memory: %s %.200s; want 503", resp.Status, body)
+	}
 }

@@ -171,7 +171,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		return
 	}
 	defer hs.stream.closePost(msg.ID, post)
-	if !hs.stream.held.hold(msg.ID, int64(len(body))) {
+	if !hs.stream.held.hold(msg.ID, heldCost(len(body))) {
 		w.Header().Set("Retry-After", "1")
 		jsonError(w, http.StatusServiceUnavailable, msg.ID, f.errBodiesHeld())
 		return

@@ -74,7 +74,7 @@ func acceptsEvents(r *http.Request) bool {
 // the gateway holds it until it is answered. client's share of them is
 // bounded too (see tooManyStatelessOf). release gives it all back.
 func (f *Front) admitStateless(listen bool, bodySize int, client string) (release func(), err error) {
-	if ok, _ := f.bodies.reserve(int64(bodySize)); !ok {
+	if ok, _ := f.bodies.reserve(heldCost(bodySize)); !ok {
 		return nil, f.errBodiesHeld()
 	}
 	f.mu.Lock()
@@ -92,7 +92,7 @@ func (f *Front) admitStateless(listen bool, bodySize int, client string) (releas
 		}
 	}
 	if err != nil {
-		f.bodies.release(int64(bodySize))
+		f.bodies.release(heldCost(bodySize))
 		if !errors.Is(err, errShuttingDown) {
 			f.g.Logger().Warn("HTTP request refused", "method", methodOf(listen), "err", err)
 		}
@@ -114,7 +114,7 @@ func (f *Front) admitStateless(listen bool, bodySize int, client string) (releas
 			f.countStateless(client, -1)
 		}
 		f.mu.Unlock()
-		f.bodies.release(int64(bodySize))
+		f.bodies.release(heldCost(bodySize))
 	}, nil
 }
 
