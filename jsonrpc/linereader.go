@@ -148,8 +148,9 @@ func (lr *lineReader) tooLarge(start []byte, size int) *TooLargeError {
 // readLong reads a line longer than buf, which buf holds the start of.
 //
 // The line is read straight into a buffer of the size the last long line
-// had. One that outgrows it goes on into blocks of spillBlock bytes and is
-// joined into one buffer of its exact size at the end: a 50 MiB line
+// had, and a little. One that outgrows it goes on into blocks (half the
+// line so far, up to spillBlock bytes) and is joined into one buffer of
+// its exact size at the end: a 50 MiB line
 // costs its blocks and that buffer (twice its size at the peak), where
 // growing a buffer by doubling held the last two (2.5 times) and left the
 // smaller ones to the collector (four times, in a process's peak memory).
@@ -188,7 +189,10 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		if len(line) == cap(line) {
 			spilled = append(spilled, line)
 			size += len(line)
-			line = make([]byte, 0, min(spillBlock, lr.limit+1-size))
+			// Half what the line has so far, up to a block: a line
+			// a little longer than the last (read into a buffer of that
+			// one's size and a little) spills a little.
+			line = make([]byte, 0, min(spillBlock, max(chunk, size/2), lr.limit+1-size))
 		}
 		if lr.err != nil {
 			return lr.join(spilled, size, line), lr.err

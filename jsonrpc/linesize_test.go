@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,29 @@ func TestRepeatedLongLineBufferFitsIt(t *testing.T) {
 				t.Errorf("a %d-byte line like the last is read into %d bytes (%d spare); want at most a sixteenth spare", size, cap(l), spare)
 			}
 		}
+	}
+}
+
+// A long line a little longer than the last (a list grown by a few tools,
+// a result of another size) outgrows its buffer by little, and costs
+// little more than its size: the rest goes into a block of about the
+// line's size, not into a block of 4 MiB.
+func TestSlightlyLongerLineSpillsLittle(t *testing.T) {
+	const size = 248 << 10
+	first := `"` + strings.Repeat("x", size-2) + "\"\n"
+	second := `"` + strings.Repeat("y", size+size/8-2) + "\"\n"
+	s := NewLineStream(strings.NewReader(first+second), io.Discard, nil, 0)
+	if _, err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	l, err := s.Read()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(l) != len(second)-1 {
+		t.Fatalf("Read = %d bytes, %v", len(l), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(3*len(l)) {
+		t.Errorf("a %d KiB line after one of %d KiB allocated %d KiB; want at most 3 times the line", len(l)>>10, size>>10, got>>10)
 	}
 }
