@@ -14,7 +14,7 @@ import (
 // that the caller keeps (a message decoded from it points into it). A line
 // that fits in the read buffer is copied out once, at its size. A longer
 // one is read straight into its own buffer, which starts at the size of
-// the last long line (plus a chunk; copied out if it turns out far too
+// the last long line (a little more; copied out if it turns out far too
 // big) and goes on into blocks when that is not enough (see readLong):
 // a run of 50 MiB results costs one 50 MiB allocation each and one copy
 // (the kernel's), where growing by append's quarters through bufio made
@@ -148,14 +148,18 @@ func (lr *lineReader) tooLarge(start []byte, size int) *TooLargeError {
 // readLong reads a line longer than buf, which buf holds the start of.
 //
 // The line is read straight into a buffer of the size the last long line
-// had. One that outgrows it goes on into blocks of spillBlock bytes and is
-// joined into one buffer of its exact size at the end: a 50 MiB line
+// had, and a little. One that outgrows it goes on into blocks (half the
+// line so far, up to spillBlock bytes) and is joined into one buffer of
+// its exact size at the end: a 50 MiB line
 // costs its blocks and that buffer (twice its size at the peak), where
 // growing a buffer by doubling held the last two (2.5 times) and left the
 // smaller ones to the collector (four times, in a process's peak memory).
 func (lr *lineReader) readLong() ([]byte, error) {
 	chunk := len(lr.buf)
-	size := max(lr.hint+chunk, 4*chunk)
+	size := 4 * chunk // a first long line: a guess
+	if lr.hint > 0 {
+		size = lr.hint + min(lr.hint/longLineSpare, chunk) + readChunk/16
+	}
 	if size >= collectBefore {
 		// The last big line is most likely garbage by now (its answer
 		// written): collected first, its memory is reused for this one,
@@ -185,7 +189,10 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		if len(line) == cap(line) {
 			spilled = append(spilled, line)
 			size += len(line)
-			line = make([]byte, 0, min(spillBlock, lr.limit+1-size))
+			// Half what the line has so far, up to a block: a line
+			// a little longer than the last (read into a buffer of that
+			// one's size and a little) spills a little.
+			line = make([]byte, 0, min(spillBlock, max(chunk, size/2), lr.limit+1-size))
 		}
 		if lr.err != nil {
 			return lr.join(spilled, size, line), lr.err
@@ -235,6 +242,13 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		}
 	}
 }
+
+// longLineSpare: a long line's buffer is the last long line's size and a
+// 1/longLineSpare of it (a chunk at most, and 4 KiB more): room for a line
+// a little longer than the last, so that the same again, as a server's
+// lists are, fits without spilling. A whole chunk spare (64 KiB) was a
+// quarter of a 248 KB list zeroed and collected for nothing.
+const longLineSpare = 32
 
 // bigRead is the most a read asks for once a line is bigReadAfter chunks
 // long: a pipe raised for big messages holds that much (growPipe).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/pin"
@@ -37,6 +38,7 @@ type serverPolicies struct {
 	filters [numKinds]*config.Filter // tools, prompts; nil: none
 	pin     string                   // config.PinOff, PinOn or PinWarn
 	lock    *pin.Lock                // the pinned definitions; nil when pin is off
+	names   [numKinds]atomic.Pointer[policyNames]
 }
 
 // compilePolicies makes every server's policies: the config's entries that
@@ -214,7 +216,8 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	}
 	out := make([]item, 0, len(items)) // grown by appends, a list of thousands was copied a dozen times
 	var in policy.Input                // one for the list: Run does not keep it
-	for _, it := range items {
+	namer := newPolicyNamer(sp, k, u, len(items))
+	for i, it := range items {
 		if w, ok := u.checkPin(k, it); ok {
 			held[it.name] = w
 			continue
@@ -227,7 +230,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if chained {
-			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: u.g.live().names.expose(k, u.name, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
+			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: namer.name(i, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
 			msg, recs, denied := sp.chain.Run(ctx, &in)
 			records = append(records, recs...)
 			if denied != nil {
@@ -242,6 +245,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 		}
 		out = append(out, it)
 	}
+	namer.keep(sp)
 	base := u.base // what is withheld is the configured server's, whichever instance listed
 	base.mu.Lock()
 	if base.withheld[k] == nil {
