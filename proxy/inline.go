@@ -165,7 +165,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rec.Params = params
 	ic.dl = &ic.deadline
 	rt.up.initDeadline(ic.dl)
-	tctx := ic.dl.watch(ctx)
+	tctx := ic.dl.watchFrom(ctx, ic.start)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
 	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
