@@ -11,9 +11,14 @@ import "github.com/mcpgate/mcpgate/jsonrpc"
 // arena is left to the messages that view it and a new one begun, so that
 // it holds at most what is queued and one arena more.
 
-// arenaBytes is the size of an arena; a message bigger than a quarter of
-// it is encoded into an allocation of its own, as before.
-const arenaBytes = 16 << 10
+// An arena starts at minArenaBytes and doubles, as it fills while the
+// queue never empties, up to arenaBytes: an idle outbox holds little. A
+// message bigger than a quarter of the largest is encoded into an
+// allocation of its own, as before.
+const (
+	minArenaBytes = 1 << 10
+	arenaBytes    = 16 << 10
+)
 
 // EncodeNoWait is WriteNoWait of m's wire form, encoded into q's arena.
 func (q *outbox) EncodeNoWait(m jsonrpc.Message, related jsonrpc.ID, final bool, cork *jsonrpc.Cork) (taken bool, err error) {
@@ -27,18 +32,17 @@ func (q *outbox) EncodeNoWait(m jsonrpc.Message, related jsonrpc.ID, final bool,
 		q.arena = q.arena[:0] // nothing queued or being written views it
 	}
 	if len(q.arena)+hint > cap(q.arena) {
-		q.arena = make([]byte, 0, arenaBytes) // the full one is left to what views it
+		// The full one is left to what views it.
+		q.arena = make([]byte, 0, min(max(2*cap(q.arena), minArenaBytes, hint), arenaBytes))
 	}
 	start := len(q.arena)
 	q.arena = m.AppendEncoded(q.arena)
 	// Capped at its end: nothing appended to the message reaches the next.
 	msg := q.arena[start:len(q.arena):len(q.arena)]
 	if taken, err = q.writeNoWaitLocked(msg, related, final, cork); !taken {
-		// Not queued: its bytes are free again, unless a write begun
-		// meanwhile (writeNoWaitLocked writes outside q.mu) appended more.
-		if len(q.arena) == start+len(msg) && &q.arena[start] == &msg[0] {
-			q.arena = q.arena[:start]
-		}
+		// Refused before anything was written or q.mu let go: nothing
+		// views its bytes.
+		q.arena = q.arena[:start]
 	}
 	return taken, err
 }
