@@ -34,7 +34,7 @@ func newInlineCall() *inlineCall { return inlineCalls.Get().(*inlineCall) }
 // recycleAnswered is recycle after the call was answered on this
 // goroutine (see Completed), when the rule above allows it.
 func (ic *inlineCall) recycleAnswered() {
-	if !ic.sentHere || !ic.endTold.Load() || ic.caller == nil || ic.caller.wasNamed() {
+	if !ic.sentHere || !ic.endTold.Load() || ic.caller == nil || ic.named {
 		return
 	}
 	d := &ic.deadline
