@@ -14,8 +14,9 @@ import (
 // the benchmarks (MCPGATE_PERF_PROFILE, perf_bench_test.go): a CPU profile
 // to $MCPGATE_CPUPROFILE and, as it exits, an allocation profile to
 // $MCPGATE_MEMPROFILE, and an execution trace to $MCPGATE_TRACE (any may
-// be unset; `go tool trace -d=parsed FILE` lists why goroutines parked). mcpgate itself has no
-// profiling flag; this is the same program with the profiler around it.
+// be unset; `go tool trace -d=parsed FILE` lists why goroutines parked).
+// mcpgate itself has no profiling flag; this is the same program with the
+// profiler around it.
 //
 //	mcpgate-prof [mcpgate's arguments]
 //
