@@ -93,7 +93,7 @@ func (c *Conn) writeNoWait(m *Message, cork *Cork) bool {
 	if !ok || len(m.Result) >= spliceMin {
 		return false
 	}
-	taken, err := nw.WriteNoWait(m.Encode(), m.ID, true, cork)
+	taken, err := writeMessageNoWait(nw, m, m.ID, true, cork)
 	if err != nil {
 		c.writeFailed(err) // a closed stream is reported once, as c.write does
 		return true
@@ -117,7 +117,7 @@ func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params j
 	if err != nil {
 		return nil, err
 	}
-	taken, err := nw.WriteNoWait((&Message{ID: call.id, Method: method, Params: params}).Encode(), related, false, cork)
+	taken, err := writeMessageNoWait(nw, &Message{ID: call.id, Method: method, Params: params}, related, false, cork)
 	if err == nil && taken {
 		return call, nil
 	}

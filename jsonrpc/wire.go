@@ -145,7 +145,15 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 
 // Encode returns the wire form of m. Absent fields are omitted, never null.
 func (m *Message) Encode() []byte {
-	b := make([]byte, 0, 64+len(m.Params)+len(m.Result))
+	return m.AppendEncoded(make([]byte, 0, m.EncodedSizeHint()))
+}
+
+// EncodedSizeHint is about how many bytes m's wire form takes: exact but
+// for the id, the method and an error's text.
+func (m *Message) EncodedSizeHint() int { return 64 + len(m.Params) + len(m.Result) }
+
+// AppendEncoded appends the wire form of m (see Encode) to b.
+func (m *Message) AppendEncoded(b []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	if m.ID.IsValid() || (m.IsResponse() && m.Error != nil) {
 		b = append(b, `,"id":`...)

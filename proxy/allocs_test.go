@@ -42,8 +42,10 @@ func TestToolCallAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	bytes := (after.TotalAlloc - before.TotalAlloc) / calls
 	t.Logf("%.1f allocations, %d bytes per tools/call (client and gateway)", allocs, bytes)
-	if allocs > 12 {
-		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 12", allocs)
+	// 10 before a message that goes out without waiting was encoded into
+	// its outbox's arena (outboxencode.go).
+	if allocs > 9 {
+		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 9", allocs)
 	}
 	// Bytes cost the collector too: member lists of room for eight, most
 	// of it empty, and a Message for every answer took about 4.5 KB a call

@@ -24,10 +24,17 @@ type callContext deadline
 // of its waits: ctx, ended by d too. end must be called when the request
 // is over.
 func (d *deadline) watch(ctx context.Context) context.Context {
+	return d.watchFrom(ctx, time.Now())
+}
+
+// watchFrom is watch with the deadline counted from now: a request that
+// read the clock as it began (an inline call, for its audit duration) lends
+// that reading, one clock read a call less.
+func (d *deadline) watchFrom(ctx context.Context, now time.Time) context.Context {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.parent = ctx
-	d.mu.Unlock()
-	d.start((*deadline).fire)
+	d.startLocked((*deadline).fire, now)
 	return (*callContext)(d)
 }
 
@@ -67,8 +74,8 @@ func (d *deadline) expired() bool {
 
 // end stops d once its request is over.
 func (d *deadline) end() {
-	d.stop()
 	d.mu.Lock()
+	d.stopLocked()
 	d.ended = true
 	cancel := d.cancelSlow
 	d.mu.Unlock()

@@ -126,3 +126,22 @@ func TestCallContextEndedWithItsRequest(t *testing.T) {
 		t.Fatalf("derived: Err %v, want context.Canceled", derived.Err())
 	}
 }
+
+// A deadline watched from a clock reading its request took as it began
+// (an inline call's) counts from that reading, step and limit both, as
+// watch counts from its own.
+func TestCallContextCountsFromTheRequestsStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		began := time.Now()
+		time.Sleep(300 * time.Millisecond) // the request's checks, before it is sent
+		dl := newDeadline(time.Second, 1500*time.Millisecond)
+		ctx := dl.watchFrom(context.Background(), began)
+		defer dl.end()
+		time.Sleep(600 * time.Millisecond)
+		dl.extend() // a progress notice: a step more, cut short by the limit
+		<-ctx.Done()
+		if got := time.Since(began); got != 1500*time.Millisecond || !dl.expired() || !dl.hitLimit() {
+			t.Fatalf("ended %v after the request began (expired %v, at its limit %v), want 1.5s, at its limit", got, dl.expired(), dl.hitLimit())
+		}
+	})
+}

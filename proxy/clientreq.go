@@ -130,23 +130,29 @@ func (c *caller) sent(id jsonrpc.ID) {
 	c.up.mu.Unlock()
 }
 
-func (c *caller) done() {
+// done takes c out of its upstream's callers. named is whether a server
+// request took c as its cause (see causeOf):
+// final once done, since causeOf finds only callers not done, so a caller
+// that must know need not take u.mu again (see recycleAnswered).
+func (c *caller) done() (named bool) {
 	u := c.up
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	named = c.named
 	// Its place is known, and the last caller takes it: with C calls in
 	// flight, a search and a shift of the rest made each answer cost O(C)
 	// under the upstream's lock. Nothing reads callers in order (causeOf
 	// goes by seq).
 	i := c.at
 	if i >= len(u.callers) || u.callers[i] != c {
-		return // done already
+		return named // done already
 	}
 	last := len(u.callers) - 1
 	u.callers[i] = u.callers[last]
 	u.callers[i].at = i
 	u.callers[last] = nil
 	u.callers = u.callers[:last]
+	return named
 }
 
 // modernCallers are the modern requests in flight to u, once each.
@@ -211,13 +217,6 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 	}
 	best.named = true
 	return cause{r: best.clientRequest, dl: best.dl, ok: true}
-}
-
-// wasNamed reports whether c was a server request's cause (see causeOf).
-func (c *caller) wasNamed() bool {
-	c.up.mu.Lock()
-	defer c.up.mu.Unlock()
-	return c.named
 }
 
 type ctxCauseKey struct{}

@@ -95,7 +95,7 @@ func TestCauseFoundOnArrival(t *testing.T) {
 // track is addCaller's caller as the pair of its sent and done.
 func track(u *upstream, r clientRequest) (sent func(jsonrpc.ID), done func()) {
 	c := u.addCaller(r, nil)
-	return c.sent, c.done
+	return c.sent, func() { c.done() }
 }
 
 // A caller's done takes it, and only it, out of the upstream's callers, in
@@ -122,6 +122,27 @@ func TestCallerDoneInAnyOrder(t *testing.T) {
 				t.Fatalf("after done of caller %d: callers[%d] is %v (at %d), which is done or misplaced", i, j, c.id, c.at)
 			}
 		}
+	}
+}
+
+// done tells whether a server request took the caller as its cause, as
+// it stands for good: a caller done is no server request's cause after.
+func TestCallerDoneTellsNamed(t *testing.T) {
+	u := &upstream{g: &Gateway{}}
+	s := &session{id: "a"}
+	plain := u.addCaller(clientRequest{s: s, id: jsonrpc.IntID(1)}, nil)
+	if plain.done() {
+		t.Fatal("done says named: no server request asked")
+	}
+	cause := u.addCaller(clientRequest{s: s, id: jsonrpc.IntID(2)}, nil)
+	if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.id != jsonrpc.IntID(2) {
+		t.Fatalf("causeOf = %+v, want the one caller in flight", c)
+	}
+	if !cause.done() || !cause.done() {
+		t.Fatal("done of the cause of a server request says not named (the second done too)")
+	}
+	if c := u.causeOf(jsonrpc.IntID(901)); c.ok {
+		t.Fatalf("causeOf after done = %+v, want none", c)
 	}
 }
 

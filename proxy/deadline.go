@@ -59,7 +59,11 @@ func (d *deadline) init(w *deadlineWheel, step, max time.Duration) {
 func (d *deadline) start(expire func(*deadline)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	d.startLocked(expire, time.Now())
+}
+
+// startLocked is start counted from now. d.mu held.
+func (d *deadline) startLocked(expire func(*deadline), now time.Time) {
 	d.limit = now.Add(d.max)
 	d.expire = expire
 	d.armLocked(now.Add(d.step))
@@ -144,6 +148,11 @@ func (d *deadline) hitLimit() bool {
 func (d *deadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.stopLocked()
+}
+
+// stopLocked is stop. d.mu held.
+func (d *deadline) stopLocked() {
 	if d.expire != nil {
 		d.disarmLocked()
 	}

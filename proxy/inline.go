@@ -67,6 +67,7 @@ type inlineCall struct {
 	// What recycle needs to know that nothing else holds the call (see
 	// inlinepool.go).
 	sentHere bool        // the request went out on the client's reader, not on a goroutine of its own
+	named    bool        // a server request took it as its cause (caller.done's)
 	endTold  atomic.Bool // Ended has returned
 }
 
@@ -165,7 +166,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rec.Params = params
 	ic.dl = &ic.deadline
 	rt.up.initDeadline(ic.dl)
-	tctx := ic.dl.watch(ctx)
+	tctx := ic.dl.watchFrom(ctx, ic.start)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
 	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
@@ -269,7 +270,7 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 	if err != nil {
 		err = ic.rt.up.callFailed(ctx, ic.w, ic.call, ic.dl, methodToolsCall, err)
 	}
-	ic.caller.done()
+	ic.named = ic.caller.done()
 	ic.rt.up.base.limit.release()
 	ic.dl.end()
 	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)

@@ -34,15 +34,16 @@ func newInlineCall() *inlineCall { return inlineCalls.Get().(*inlineCall) }
 // recycleAnswered is recycle after the call was answered on this
 // goroutine (see Completed), when the rule above allows it.
 func (ic *inlineCall) recycleAnswered() {
-	if !ic.sentHere || !ic.endTold.Load() || ic.caller == nil || ic.caller.wasNamed() {
+	if !ic.sentHere || !ic.endTold.Load() || ic.caller == nil || ic.named {
 		return
 	}
 	d := &ic.deadline
 	d.mu.Lock()
 	quiet := !d.fired && d.slow == nil && d.ended && d.taken.Load() == 0
+	seq := d.seq
 	d.mu.Unlock()
 	if quiet {
-		ic.recycle()
+		ic.recycleFrom(seq)
 	}
 }
 
@@ -52,6 +53,12 @@ func (ic *inlineCall) recycle() {
 	d.mu.Lock()
 	seq := d.seq
 	d.mu.Unlock()
+	ic.recycleFrom(seq)
+}
+
+// recycleFrom is recycle with the deadline's seq read (under its lock)
+// already: nothing arms a deadline that is quiet.
+func (ic *inlineCall) recycleFrom(seq uint64) {
 	*ic = inlineCall{}
 	ic.deadline.seq = seq
 	inlineCalls.Put(ic)

@@ -57,6 +57,7 @@ type outbox struct {
 
 	batch []queued // what drain is writing; held by whoever writes
 	lines [][]byte // the same, for WriteLines
+	arena []byte   // where EncodeNoWait encodes (see outboxencode.go)
 }
 
 func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
@@ -161,6 +162,11 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 func (q *outbox) WriteNoWait(msg []byte, related jsonrpc.ID, final bool, cork *jsonrpc.Cork) (taken bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.writeNoWaitLocked(msg, related, final, cork)
+}
+
+// writeNoWaitLocked is WriteNoWait with q.mu held.
+func (q *outbox) writeNoWaitLocked(msg []byte, related jsonrpc.ID, final bool, cork *jsonrpc.Cork) (taken bool, err error) {
 	if q.closed {
 		return false, jsonrpc.ErrClosed
 	}
