@@ -414,12 +414,16 @@ func (s *Incremental) close(end int) scanState {
 // special has the high bit set in each byte of w that is a quote, a
 // backslash or below 0x20 (and, after the first such byte, perhaps in
 // others: a borrow runs on). The lowest byte marked is always one of
-// them: a borrow only leaves a byte that is.
+// them: a borrow only leaves a byte that is. Flipping bit 1 takes a
+// quote (0x22) to 0x20 and keeps the bytes below 0x20 below it, while
+// the bytes from 0x20 to 0x23 other than the quote stay at 0x21 or
+// above: one test "below 0x21" finds both the quote and the control
+// bytes.
 func special(w uint64) uint64 {
 	const ones = 0x0101010101010101
-	q := w ^ ('"' * ones)
+	q := w ^ (0x02 * ones)
 	bs := w ^ ('\\' * ones)
-	return ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
+	return ((q - 0x21*ones) &^ q) | ((bs - ones) &^ bs)
 }
 
 // stringRest scans a string from b[i], inside it, as scanString does. It
