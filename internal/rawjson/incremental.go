@@ -98,7 +98,7 @@ func (s *Incremental) Finish(b []byte) bool {
 	remember(msg, entry)
 	if entry.innerKey != "" {
 		v := s.top[s.nested]
-		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey, objects: s.objs.split(b, v.valStart, s.nested, entry.inner)})
+		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey, objects: s.objs.split(v.valStart, s.nested, entry.inner)})
 	}
 	return true
 }
