@@ -108,50 +108,32 @@ func (o *objectsScan) valueEnded(end, depth int) {
 }
 
 // memoObjects is an array of objects split by a scan, as the memo keeps
-// it: offsets, from the nested object's start for the elements, from each
-// element's start for its members.
+// it: the scan's own spans, offsets in the message, copied. Its keys are
+// read, and checked for duplicates, only when the split is taken (list):
+// reading them at the scan's end as well made each list's split twice,
+// once into the memo and once more into members.
 type memoObjects struct {
 	key     string // the nested object's member whose value the array is
+	base    int    // the nested object's offset in the message
 	elems   []elemSpan
-	members []memoMember
+	members []span
 }
 
-// split returns the array split, with offsets from base, the nested
-// object's start; nil if it was not split, or an element has a key twice
-// (SplitWithObjects words that error). The nested object is the top
-// level's member number nested, inner its members.
-func (o *objectsScan) split(b []byte, base, nested int, inner []memoMember) *memoObjects {
+// split returns the array split, the nested object starting at base; nil
+// if it was not split. The nested object is the top level's member number
+// nested, inner its members.
+func (o *objectsScan) split(base, nested int, inner []memoMember) *memoObjects {
 	if o.state != objectsDone || o.nested != nested || o.member >= len(inner) {
 		return nil
 	}
-	out := &memoObjects{key: inner[o.member].key, elems: make([]elemSpan, len(o.elems)), members: make([]memoMember, len(o.members))}
-	var ms MemberList // for seen, which compares keys
-	for n, e := range o.elems {
-		last := len(o.members)
-		if n+1 < len(o.elems) {
-			last = o.elems[n+1].first
-		}
-		var seen keySet
-		ms = ms[:0]
-		for j := e.first; j < last; j++ {
-			sp := o.members[j]
-			lit := b[sp.keyStart:sp.keyEnd]
-			key, err := internKey(lit, indexBackslash(lit) >= 0)
-			if err != nil || seen.repeated(ms, key) {
-				return nil
-			}
-			ms = append(ms, Member{Key: key})
-			out.members[j] = memoMember{key: key, start: sp.valStart - e.start, end: sp.valEnd - e.start}
-		}
-		out.elems[n] = elemSpan{start: e.start - base, end: e.end - base, first: e.first}
-	}
-	return out
+	return &memoObjects{key: inner[o.member].key, base: base, elems: append([]elemSpan(nil), o.elems...), members: append([]span(nil), o.members...)}
 }
 
 // takeObjects returns obj's members and its array of objects under key,
 // as a scan split them, and lets the memo forget the array: it is split
 // once (a list is parsed once), and its offsets are the bulk of an entry.
-// False when the scan did not split it.
+// False when the scan did not split it, or an element has a key twice
+// (SplitWithObjects words that error).
 func takeObjects(obj []byte, key string) (MemberList, *ObjectList, bool) {
 	e, ok := recall(obj)
 	if !ok || e.objects == nil || e.objects.key != key {
@@ -164,26 +146,40 @@ func takeObjects(obj []byte, key string) (MemberList, *ObjectList, bool) {
 		memo.entries[weak.Make(&obj[0])] = kept
 	}
 	memo.mu.Unlock()
-	return memberList(obj, e.members), o.list(obj), true
+	list, ok := o.list(obj)
+	if !ok {
+		return nil, nil, false
+	}
+	return memberList(obj, e.members), list, true
 }
 
-// list makes the array split of obj, the nested object it was split in.
-func (o *memoObjects) list(obj []byte) *ObjectList {
+// list makes the array split of obj, the nested object it was split in;
+// false if an element has a key twice, or a key that does not decode.
+func (o *memoObjects) list(obj []byte) (*ObjectList, bool) {
 	elems := make([]json.RawMessage, len(o.elems))
 	members := make([]MemberList, len(o.elems))
 	all := make([]Member, len(o.members))
+	var seen keySet
 	for n, el := range o.elems {
-		elem := obj[el.start:el.end:el.end]
+		start, end := el.start-o.base, el.end-o.base
+		elem := obj[start:end:end]
 		last := len(o.members)
 		if n+1 < len(o.elems) {
 			last = o.elems[n+1].first
 		}
+		seen = keySet{}
 		for j := el.first; j < last; j++ {
-			m := o.members[j]
-			all[j] = Member{Key: m.key, Value: elem[m.start:m.end:m.end], Start: m.start}
+			sp := o.members[j]
+			lit := elem[sp.keyStart-el.start : sp.keyEnd-el.start]
+			key, err := internKey(lit, indexBackslash(lit) >= 0)
+			if err != nil || seen.repeated(all[el.first:j], key) {
+				return nil, false
+			}
+			vs, ve := sp.valStart-el.start, sp.valEnd-el.start
+			all[j] = Member{Key: key, Value: elem[vs:ve:ve], Start: vs}
 		}
 		elems[n] = elem
 		members[n] = all[el.first:last:last]
 	}
-	return &ObjectList{elems, members}
+	return &ObjectList{elems, members}, true
 }

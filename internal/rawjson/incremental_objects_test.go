@@ -16,11 +16,15 @@ func objectsOfScan(data, cuts []byte) (nested []byte, list *ObjectList, key stri
 		return nil, nil, "", ok
 	}
 	v := s.top[s.nested]
-	o := s.objs.split(data, v.valStart, s.nested, e.inner)
+	o := s.objs.split(v.valStart, s.nested, e.inner)
 	if o == nil {
 		return data[v.valStart:v.valEnd], nil, "", true
 	}
-	return data[v.valStart:v.valEnd], o.list(data[v.valStart:v.valEnd]), o.key, true
+	list, split := o.list(data[v.valStart:v.valEnd])
+	if !split {
+		return data[v.valStart:v.valEnd], nil, "", true
+	}
+	return data[v.valStart:v.valEnd], list, o.key, true
 }
 
 // FuzzIncrementalObjects checks the array of objects a scan splits out of

@@ -198,7 +198,7 @@ func BenchmarkStringRest(b *testing.B) {
 	s := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 1<<16) + `"`)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		if end, more := stringRest(s, 0); end != len(s) || more {
+		if end, more, _ := stringRest(s, 0); end != len(s) || more {
 			b.Fatal(end, more)
 		}
 	}

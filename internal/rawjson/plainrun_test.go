@@ -1,6 +1,8 @@
 package rawjson
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -34,4 +36,22 @@ func FuzzPlainRun(f *testing.F) {
 			t.Fatalf("plainRun(%q, %d) = %d, short of the first special byte at %d with %d bytes left", b, i, got, first, len(b)-got)
 		}
 	})
+}
+
+// TestSpecialEveryByte: special marks a byte, wherever it is in a word of
+// plain bytes, exactly when it is a quote, a backslash or below 0x20; the
+// bytes around the quote (0x20 to 0x23), folded with it by one test, among
+// them.
+func TestSpecialEveryByte(t *testing.T) {
+	for v := range 256 {
+		want := v == '"' || v == '\\' || v < 0x20
+		for at := range 8 {
+			w := []byte("a\x21#\x20\xff~ \x7f")
+			w[at] = byte(v)
+			m := special(binary.LittleEndian.Uint64(w)) & 0x8080808080808080
+			if got := m != 0 && bits.TrailingZeros64(m)/8 == at; got != want || !want && m != 0 {
+				t.Errorf("special(%q) marks %#x; byte %#x at %d special: %v", w, m, v, at, want)
+			}
+		}
+	}
 }

@@ -131,7 +131,8 @@ func splitObject(obj []byte, i int) (ms MemberList, err error) {
 // first, or known to be a part of what it checked).
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	// Most tokens follow no space: one comparison tells.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
