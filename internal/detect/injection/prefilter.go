@@ -20,6 +20,7 @@ import (
 const (
 	prefixLen         = 4    // bytes of the short prefixes
 	longPrefixLen     = 12   // bytes of the long prefixes
+	maxLongPrefixLen  = 15   // the most a prefixKey holds
 	maxPrefixes       = 512  // beyond this many short prefixes a rule is not filtered
 	maxLongPrefixes   = 8192 // beyond this many long prefixes only the short ones filter
 	maxPrefixWalkStep = 256  // bounds the walk of one pattern
@@ -61,7 +62,7 @@ func (f *prefixFilter) admits(b []byte) bool {
 			return false
 		}
 	}
-	var buf [longPrefixLen]byte
+	var buf [maxLongPrefixLen]byte
 	n := copy(buf[:], b)
 	for i := range n {
 		if buf[i] == '\n' {
@@ -150,7 +151,7 @@ func cmpWord(a, b uint64) int {
 // class, an unbounded repetition of something that may be empty) it
 // accepts.
 func newPrefixFilter(pattern string) *prefixFilter {
-	return prefixFilterOf(ruleSyntax(pattern))
+	return prefixFilterOf(ruleSyntax(pattern), longPrefixLen)
 }
 
 // ruleSyntax is a rule pattern's syntax tree, simplified.
@@ -162,8 +163,9 @@ func ruleSyntax(pattern string) *syntax.Regexp {
 	return re.Simplify()
 }
 
-// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax.
-func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
+// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax, its
+// long prefixes longLen bytes.
+func prefixFilterOf(re *syntax.Regexp, longLen int) *prefixFilter {
 	var w prefixWalk // one for both walks: its buffers are reused
 	short, ok := w.prefixes(re, prefixLen, maxPrefixes)
 	if !ok || short[0] == (prefixKey{}) {
@@ -178,7 +180,7 @@ func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
 		h := pairHash(p.byteAt(0), p.byteAt(1))
 		f.pairs[h/64] |= 1 << (h % 64)
 	}
-	if long, ok := w.prefixes(re, longPrefixLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
+	if long, ok := w.prefixes(re, longLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
 		f.long = newPrefixSet(long) // the last walk: the buffer is the set's
 	}
 	return f
@@ -249,7 +251,7 @@ const noNode = -1
 
 // prefixHead is what a path has read so far, at most longPrefixLen bytes.
 type prefixHead struct {
-	b [longPrefixLen]byte
+	b [maxLongPrefixLen]byte
 	n int
 }
 
@@ -302,7 +304,7 @@ func (w *prefixWalk) walk(seq int32, head prefixHead, depth int) bool {
 	case syntax.OpEndText, syntax.OpEndLine:
 		return w.add(head.key()) // the match may end here: anything may follow
 	case syntax.OpLiteral:
-		var buf [longPrefixLen]byte
+		var buf [maxLongPrefixLen]byte
 		lit := buf[:0]
 		for _, r := range n.Rune {
 			if r >= 0x80 || n.Flags&syntax.FoldCase != 0 {
