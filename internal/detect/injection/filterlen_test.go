@@ -1,6 +1,10 @@
 package injection
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestCommonPhrasesRejectedByTheFilter: where documentation's ordinary
 // phrases share a rule's first twelve bytes ("ignore the d" of "ignore the
@@ -27,6 +31,55 @@ func TestCommonPhrasesRejectedByTheFilter(t *testing.T) {
 		}
 		if admitting == 0 {
 			t.Errorf("no rule's filter admits %q", tc.admitted)
+		}
+	}
+}
+
+// TestPrefixSetHint: a set's hint rejects only what the binary search
+// would: every key is found, and at every offset of the labelled samples
+// has answers as the search alone does.
+func TestPrefixSetHint(t *testing.T) {
+	searchOnly := func(s *prefixSet, b []byte) bool {
+		for _, n := range s.lens {
+			if n > len(b) {
+				return false
+			}
+			if _, ok := slices.BinarySearchFunc(s.keys, keyOf(b[:n]), comparePrefixKeys); ok {
+				return true
+			}
+		}
+		return false
+	}
+	var texts []string
+	for _, name := range []string{"injection_sentences.txt", "benign_sentences.txt", "tool_output.txt"} {
+		texts = append(texts, strings.ToLower(strings.Join(readLines(t, name), " ")))
+	}
+	for _, r := range rules {
+		f := r.filter()
+		if f == nil {
+			continue
+		}
+		for _, s := range []*prefixSet{f.short, f.long} {
+			if s == nil {
+				continue
+			}
+			for _, k := range s.keys {
+				b := make([]byte, k.len())
+				for i := range b {
+					b[i] = k.byteAt(i)
+				}
+				if !s.has(b) {
+					t.Fatalf("%.40s: the set does not have its key %q", r.re.String(), b)
+				}
+			}
+			for _, text := range texts {
+				for i := range len(text) {
+					b := []byte(text[i:min(len(text), i+maxLongPrefixLen)])
+					if got, want := s.has(b), searchOnly(s, b); got != want {
+						t.Fatalf("%.40s: has(%q) = %v, the search alone %v", r.re.String(), b, got, want)
+					}
+				}
+			}
 		}
 	}
 }

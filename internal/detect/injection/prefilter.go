@@ -77,9 +77,18 @@ func (f *prefixFilter) admits(b []byte) bool {
 type prefixSet struct {
 	lens []int       // the lengths present, ascending
 	keys []prefixKey // sorted: a long set has thousands, and a map would cost twice the memory
+	// hint has the bit keyHint(k) of each key: a prefix whose bit is clear
+	// is not in the set, without the binary search (on prose most tries of
+	// a trigger word's rule end here). About one byte per key.
+	hint []uint64
 }
 
-// prefixKey packs a prefix of up to 12 bytes and its length: hashing two
+// keyHint is k's bit in a hint of mask+1 bits.
+func keyHint(k prefixKey, mask uint64) uint64 {
+	return ((k[0] ^ k[1]*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9 >> 32) & mask
+}
+
+// prefixKey packs a prefix of up to 15 bytes and its length: hashing two
 // words is cheaper than hashing a string.
 type prefixKey [2]uint64
 
@@ -96,7 +105,11 @@ func (s *prefixSet) has(b []byte) bool {
 		if n > len(b) {
 			return false
 		}
-		if _, ok := slices.BinarySearchFunc(s.keys, keyOf(b[:n]), comparePrefixKeys); ok {
+		k := keyOf(b[:n])
+		if h := keyHint(k, uint64(len(s.hint))*64-1); s.hint[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		if _, ok := slices.BinarySearchFunc(s.keys, k, comparePrefixKeys); ok {
 			return true
 		}
 	}
@@ -113,6 +126,15 @@ func newPrefixSet(keys []prefixKey) *prefixSet {
 		}
 	}
 	slices.Sort(s.lens)
+	words := 1 // 8 bits a key at least, a power of two
+	for words*64 < 8*len(keys) {
+		words *= 2
+	}
+	s.hint = make([]uint64, words)
+	for _, k := range keys {
+		h := keyHint(k, uint64(words)*64-1)
+		s.hint[h/64] |= 1 << (h % 64)
+	}
 	return s
 }
 
