@@ -155,7 +155,9 @@ func BenchmarkPerfFanout(b *testing.B) {
 // BenchmarkPerfBigResult: a tools/call whose result is 1, 10 or 50 MiB of
 // text, max_message_bytes raised to let it through mcpgate; the time of a
 // call, and the peak memory of the process in between (its VmHWM, warm-up
-// included).
+// included). The text is one repeated byte, except in 10MiB-mixed: JSON
+// records, logs and prose (mixedText), what the default policies' detectors
+// really scan, at their cost per byte on such text.
 func BenchmarkPerfBigResult(b *testing.B) {
 	sizes := []int{1, 10, 50}
 	server := bigResultServer(b, sizes)
@@ -164,28 +166,39 @@ func BenchmarkPerfBigResult(b *testing.B) {
 			if mib > 10 && perfQuick() {
 				b.Skip("the 50 MiB result takes seconds: skipped under -benchtime 1x and -short")
 			}
-			for _, variant := range perfStdioPeers {
-				b.Run(variant, func(b *testing.B) {
-					p := startPerfPeer(b, variant, []perfServer{server}, `"max_message_bytes": 67108864`)
-					small := perfToolCall(p.tool("fake", "small"), `{}`)
-					answered := make(chan perfAnswer, 1)
-					for range 3 {
-						if a := p.client.call("tools/call", small, answered); a.err != nil {
-							b.Fatal(a.err)
-						}
-					}
-					// One big call untimed too: the first grows the server's
-					// memory (and every peer's), which the later ones reuse.
-					params := perfToolCall(p.tool("fake", fmt.Sprintf("big%d", mib)), `{}`)
-					benchPerfCalls(b, p.hopPID, 1, 1, func(answered chan perfAnswer) perfAnswer {
-						return p.client.call("tools/call", params, answered)
-					})
-					if p.hopPID != 0 {
-						if peak, err := procMemory(p.hopPID, "VmHWM"); err == nil {
-							b.ReportMetric(peak, "peak-rss-MiB")
-						}
-					}
-				})
+			benchBigResult(b, server, fmt.Sprintf("big%d", mib))
+		})
+	}
+	b.Run("10MiB-mixed", func(b *testing.B) {
+		mixed := perfServer{"fake", writeFile(b, b.TempDir(), "mixed.json",
+			`{"name": "mixed", "tools": [{"name": "small", "do": {"text": "ok"}}, {"name": "mixed", "do": {"text": `+
+				string(mustMarshal(mixedText(10<<20)))+`}}]}`)}
+		benchBigResult(b, mixed, "mixed")
+	})
+}
+
+// benchBigResult times calls of server's tool, for each stdio peer.
+func benchBigResult(b *testing.B, server perfServer, tool string) {
+	for _, variant := range perfStdioPeers {
+		b.Run(variant, func(b *testing.B) {
+			p := startPerfPeer(b, variant, []perfServer{server}, `"max_message_bytes": 67108864`)
+			small := perfToolCall(p.tool("fake", "small"), `{}`)
+			answered := make(chan perfAnswer, 1)
+			for range 3 {
+				if a := p.client.call("tools/call", small, answered); a.err != nil {
+					b.Fatal(a.err)
+				}
+			}
+			// One big call untimed too: the first grows the server's
+			// memory (and every peer's), which the later ones reuse.
+			params := perfToolCall(p.tool("fake", tool), `{}`)
+			benchPerfCalls(b, p.hopPID, 1, 1, func(answered chan perfAnswer) perfAnswer {
+				return p.client.call("tools/call", params, answered)
+			})
+			if p.hopPID != 0 {
+				if peak, err := procMemory(p.hopPID, "VmHWM"); err == nil {
+					b.ReportMetric(peak, "peak-rss-MiB")
+				}
 			}
 		})
 	}

@@ -36,14 +36,16 @@ func decidesAlone(p Policy) bool {
 
 // decideEarly starts, for a big message, the decisions of the policies
 // after the first that acts on stage and may decide early. It returns
-// them by index in c (nil where none was started) and a wait that returns
-// once all of them are done: Run calls it before it returns, whatever
-// happens, so that no decision outlives it.
-func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, func()) {
+// them by index in c (nil where none was started), the message's strings
+// that they and the first share (nil if none was started), and a wait that
+// returns once all of them are done: Run calls it before it returns,
+// whatever happens, so that no decision outlives it.
+func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, *sharedStrings, func()) {
 	if len(in.Message) < concurrentMin {
-		return nil, func() {}
+		return nil, nil, func() {}
 	}
 	var started []*early
+	var shared *sharedStrings
 	var wg sync.WaitGroup
 	first := true
 	for i, p := range c {
@@ -59,16 +61,18 @@ func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, func()) {
 		}
 		if started == nil {
 			started = make([]*early, len(c))
+			shared = &sharedStrings{msg: in.Message}
 		}
 		e := &early{done: make(chan struct{})}
 		started[i] = e
 		own := *in // the goroutine's own: Run changes its step's message
+		own.shared = shared
 		wg.Go(func() {
 			defer close(e.done)
 			e.decision = p.Decide(ctx, &own)
 		})
 	}
-	return started, wg.Wait
+	return started, shared, wg.Wait
 }
 
 // earlyAt returns the decision started early for the policy at index i,

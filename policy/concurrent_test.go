@@ -79,8 +79,13 @@ func TestRunDecidesEarlyAsInTurn(t *testing.T) {
 	}
 	ctx := context.Background()
 	for name, chain := range chains {
-		for _, text := range []string{big, injected, withKey, injected + withKey, "small " + awsKey} {
-			in := toolCall(Result, toolResult(text))
+		// Escapes: the scans share strings decoded out of the message
+		// (sharedstrings.go); a bad escape: neither can read it.
+		escaped := toolResult(strings.ReplaceAll(injected+withKey, "; ", ";\n\"é\"\t"))
+		broken := strings.Replace(toolResult(big+withKey), "see the logs", `see \q logs`, 1)
+		for _, msg := range []string{toolResult(big), toolResult(injected), toolResult(withKey), toolResult(injected + withKey), toolResult("small " + awsKey), escaped, broken} {
+			in := toolCall(Result, msg)
+			text := msg
 			wantMsg, wantRecords, wantDenied := runInTurn(chain, ctx, in)
 			msg, records, denied := chain.Run(ctx, in)
 			if string(msg) != wantMsg || !reflect.DeepEqual(records, wantRecords) || (denied != nil) != wantDenied {

@@ -17,8 +17,9 @@ import (
 // runs measure the same bytes.
 
 // corpusNames are the corpora, in the order the benchmarks run them. "xs"
-// is the perf suite's big result (fakeupstream's text_bytes: 'x' repeated).
-var corpusNames = []string{"xs", "prose", "code", "json", "logs", "csv"}
+// is the perf suite's big result (fakeupstream's text_bytes: 'x' repeated);
+// "mixed" is runs of json, logs and prose, as its 10MiB-mixed result.
+var corpusNames = []string{"xs", "prose", "code", "json", "logs", "csv", "mixed"}
 
 // corpus returns the named corpus, cut to size bytes at a line end (or at
 // size, for "xs").
@@ -40,6 +41,8 @@ func corpus(tb testing.TB, name string, size int) string {
 			writeLogs(&b, r)
 		case "csv":
 			writeCSV(&b, r)
+		case "mixed":
+			[]func(*strings.Builder, *rand.Rand){writeJSONRecords, writeLogs, writeProse}[r.IntN(3)](&b, r)
 		default:
 			tb.Fatalf("no corpus %q", name)
 		}

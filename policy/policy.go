@@ -100,6 +100,9 @@ type Input struct {
 	// Peers, at the List stage of tools, are the tools of every server
 	// (this one's too), by server: what a definition may shadow.
 	Peers map[string][]string
+	// shared: the strings of a big Message, decoded once for the text
+	// scans that decide on it side by side (sharedstrings.go).
+	shared *sharedStrings
 }
 
 // Finding is how often one kind of thing (a secret's kind, "email", an
@@ -166,7 +169,7 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 	msg := in.Message
 	var records []Record
 	var step Input // what each policy is given: in, with the message as the policies before left it
-	ahead, wait := c.decideEarly(ctx, in)
+	ahead, shared, wait := c.decideEarly(ctx, in)
 	defer wait()
 	modified := false
 	for i, p := range c {
@@ -180,6 +183,7 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 		} else {
 			step = *in
 			step.Message = msg
+			step.shared = shared // used only while msg is in.Message
 			d = decideOn(ctx, p, &step)
 		}
 		if d.Action == Allow {

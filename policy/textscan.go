@@ -43,7 +43,7 @@ func (p *textScan) Decide(_ context.Context, in *Input) Decision {
 	var t tally
 	var s string
 	var found []detect.Finding
-	msg, err := appendJSONStrings(in.Message, false, func(text string, _ bool) bool {
+	visit := func(text string, _ bool) bool {
 		if found = p.det.Scan(text, found[:0]); len(found) == 0 {
 			return false
 		}
@@ -52,7 +52,15 @@ func (p *textScan) Decide(_ context.Context, in *Input) Decision {
 		}
 		s = text
 		return true
-	}, func(dst []byte) []byte { return appendRedacted(dst, s, found, p.recordOnly) })
+	}
+	write := func(dst []byte) []byte { return appendRedacted(dst, s, found, p.recordOnly) }
+	var msg []byte
+	var err error
+	if shared := in.shared.of(in.Message); shared != nil {
+		msg, err = shared.appendStrings(visit, write)
+	} else {
+		msg, err = appendJSONStrings(in.Message, false, visit, write)
+	}
 	if err != nil {
 		return p.unreadable(in, err)
 	}

@@ -57,6 +57,7 @@ var groups = []group{
 	{`^BenchmarkPerfFanout$`, "20x", 0},
 	{`^BenchmarkPerfBigResult$/^1MiB$`, "1s", 0},
 	{`^BenchmarkPerfBigResult$/^10MiB$`, "10x", 0},
+	{`^BenchmarkPerfBigResult$/^10MiB-mixed$`, "10x", 0},
 	{`^BenchmarkPerfBigResult$/^50MiB$`, "3x", 0},
 	{`^BenchmarkPerfHTTP$/^C=1$`, "2000x", 5},
 	{`^BenchmarkPerfHTTP$/^C=64$`, "20000x", 0},

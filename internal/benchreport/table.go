@@ -90,6 +90,10 @@ func suite() []row {
 			row{path: fmt.Sprintf("%d MiB result, time (p50)", mib), bench: big(mib), unit: "p50-us", show: showMicros, compare: toDirect, goal: timeGoal},
 			row{path: fmt.Sprintf("%d MiB result, hop peak RSS", mib), bench: hop(big(mib)), unit: "peak-rss-MiB", show: showMiB, compare: toSize, size: float64(mib), goal: memGoal})
 	}
+	// The policies' honest cost: a result of JSON, logs and prose, not one
+	// repeated byte (their detectors' cost per byte depends on the text).
+	rows = append(rows, row{path: "10 MiB result of JSON, logs and prose, time (p50)", bench: peersOf("BenchmarkPerfBigResult/10MiB-mixed", "direct", "relay", "mcpgate", "mcpgate-policies"),
+		unit: "p50-us", show: showMicros, compare: toDirect})
 	httpCalls := func(c string) [peers]string {
 		return peersOf("BenchmarkPerfHTTP/C="+c, "direct", "relay", "mcpgate", "")
 	}

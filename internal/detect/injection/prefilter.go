@@ -20,6 +20,7 @@ import (
 const (
 	prefixLen         = 4    // bytes of the short prefixes
 	longPrefixLen     = 12   // bytes of the long prefixes
+	maxLongPrefixLen  = 15   // the most a prefixKey holds
 	maxPrefixes       = 512  // beyond this many short prefixes a rule is not filtered
 	maxLongPrefixes   = 8192 // beyond this many long prefixes only the short ones filter
 	maxPrefixWalkStep = 256  // bounds the walk of one pattern
@@ -61,7 +62,7 @@ func (f *prefixFilter) admits(b []byte) bool {
 			return false
 		}
 	}
-	var buf [longPrefixLen]byte
+	var buf [maxLongPrefixLen]byte
 	n := copy(buf[:], b)
 	for i := range n {
 		if buf[i] == '\n' {
@@ -76,9 +77,18 @@ func (f *prefixFilter) admits(b []byte) bool {
 type prefixSet struct {
 	lens []int       // the lengths present, ascending
 	keys []prefixKey // sorted: a long set has thousands, and a map would cost twice the memory
+	// hint has the bit keyHint(k) of each key: a prefix whose bit is clear
+	// is not in the set, without the binary search (on prose most tries of
+	// a trigger word's rule end here). About one byte per key.
+	hint []uint64
 }
 
-// prefixKey packs a prefix of up to 12 bytes and its length: hashing two
+// keyHint is k's bit in a hint of mask+1 bits.
+func keyHint(k prefixKey, mask uint64) uint64 {
+	return ((k[0] ^ k[1]*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9 >> 32) & mask
+}
+
+// prefixKey packs a prefix of up to 15 bytes and its length: hashing two
 // words is cheaper than hashing a string.
 type prefixKey [2]uint64
 
@@ -95,7 +105,11 @@ func (s *prefixSet) has(b []byte) bool {
 		if n > len(b) {
 			return false
 		}
-		if _, ok := slices.BinarySearchFunc(s.keys, keyOf(b[:n]), comparePrefixKeys); ok {
+		k := keyOf(b[:n])
+		if h := keyHint(k, uint64(len(s.hint))*64-1); s.hint[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		if _, ok := slices.BinarySearchFunc(s.keys, k, comparePrefixKeys); ok {
 			return true
 		}
 	}
@@ -112,6 +126,15 @@ func newPrefixSet(keys []prefixKey) *prefixSet {
 		}
 	}
 	slices.Sort(s.lens)
+	words := 1 // 8 bits a key at least, a power of two
+	for words*64 < 8*len(keys) {
+		words *= 2
+	}
+	s.hint = make([]uint64, words)
+	for _, k := range keys {
+		h := keyHint(k, uint64(words)*64-1)
+		s.hint[h/64] |= 1 << (h % 64)
+	}
 	return s
 }
 
@@ -150,7 +173,7 @@ func cmpWord(a, b uint64) int {
 // class, an unbounded repetition of something that may be empty) it
 // accepts.
 func newPrefixFilter(pattern string) *prefixFilter {
-	return prefixFilterOf(ruleSyntax(pattern))
+	return prefixFilterOf(ruleSyntax(pattern), longPrefixLen)
 }
 
 // ruleSyntax is a rule pattern's syntax tree, simplified.
@@ -162,8 +185,9 @@ func ruleSyntax(pattern string) *syntax.Regexp {
 	return re.Simplify()
 }
 
-// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax.
-func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
+// prefixFilterOf is newPrefixFilter of a pattern's simplified syntax, its
+// long prefixes longLen bytes.
+func prefixFilterOf(re *syntax.Regexp, longLen int) *prefixFilter {
 	var w prefixWalk // one for both walks: its buffers are reused
 	short, ok := w.prefixes(re, prefixLen, maxPrefixes)
 	if !ok || short[0] == (prefixKey{}) {
@@ -178,7 +202,7 @@ func prefixFilterOf(re *syntax.Regexp) *prefixFilter {
 		h := pairHash(p.byteAt(0), p.byteAt(1))
 		f.pairs[h/64] |= 1 << (h % 64)
 	}
-	if long, ok := w.prefixes(re, longPrefixLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
+	if long, ok := w.prefixes(re, longLen, maxLongPrefixes); ok && long[0] != (prefixKey{}) {
 		f.long = newPrefixSet(long) // the last walk: the buffer is the set's
 	}
 	return f
@@ -249,7 +273,7 @@ const noNode = -1
 
 // prefixHead is what a path has read so far, at most longPrefixLen bytes.
 type prefixHead struct {
-	b [longPrefixLen]byte
+	b [maxLongPrefixLen]byte
 	n int
 }
 
@@ -302,7 +326,7 @@ func (w *prefixWalk) walk(seq int32, head prefixHead, depth int) bool {
 	case syntax.OpEndText, syntax.OpEndLine:
 		return w.add(head.key()) // the match may end here: anything may follow
 	case syntax.OpLiteral:
-		var buf [longPrefixLen]byte
+		var buf [maxLongPrefixLen]byte
 		lit := buf[:0]
 		for _, r := range n.Rune {
 			if r >= 0x80 || n.Flags&syntax.FoldCase != 0 {

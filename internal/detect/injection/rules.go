@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"cmp"
 	"strings"
 	"sync"
 )
@@ -37,6 +38,15 @@ type rule struct {
 	extend func(b []byte, s, e int) (int, int)
 	// definitionsOnly rules run only for the Checker.
 	definitionsOnly bool
+	// filterLen is the length of the prefix filter's long prefixes (0:
+	// longPrefixLen, at most maxLongPrefixLen). A rule whose trigger words
+	// are common in documentation, and whose first twelve bytes can be
+	// ordinary ("ignore the d" of "ignore the developer ..." and of
+	// "ignore the deprecation notice"; "instructions" of "instructions in
+	// the README"), tells them apart two bytes later, instead of running
+	// its regexp (most of the detector's time on prose); its set is three
+	// to four times larger.
+	filterLen int
 
 	// prefixOnce builds prefix, what a match can begin with, when the rule
 	// is first tried, once for every detector that runs it (the text
@@ -56,7 +66,7 @@ type rule struct {
 func (r *rule) filter() *prefixFilter {
 	r.prefixOnce.Do(func() {
 		re := ruleSyntax(r.re.String())
-		r.prefix, r.minMatch = prefixFilterOf(re), minLen(re)
+		r.prefix, r.minMatch = prefixFilterOf(re, cmp.Or(r.filterLen, longPrefixLen)), minLen(re)
 	})
 	return r.prefix
 }
@@ -100,12 +110,14 @@ var rules = []*rule{
 		re:         rx(`\b` + overrideVerbs + ` (?:(?:all|any|each|every|of|the|your|my|our|these|those|its|their|and|or|other) ){0,4}` + priorQualifiers + ` (?:[a-z'-]+ ){0,2}?` + instructionNouns + `\b`),
 		imperative: true,
 		check:      notInADocument,
+		filterLen:  14,
 	},
 	{ // "ignore the instructions you were given", "ignore all instructions above"
 		kind:       KindInstructionOverride,
 		triggers:   []string{"ignore", "disregard", "forget", "override", "bypass", "discard", "follow", "obey"},
 		re:         rx(`\b` + overrideVerbs + ` (?:(?:all|any|of|the|your|my|these|those) ){0,3}(?:instructions?|prompts?|directives?|rules|guidelines|orders|programming|commands|system prompt|text|messages?) (?:(?:that )?(?:you|you've|you have) (?:been |were )?(?:given|received|got|told|read|seen)|above|before this|so far|given (?:to you|earlier|before|above)|from (?:the|your) (?:system|developer|operator|creator|prompt)|(?:that|which) (?:came|come|were|are) (?:before|above|earlier))`),
 		imperative: true,
+		filterLen:  14,
 	},
 	{ // "bypass your safety guidelines", "forget your programming"
 		kind:       KindInstructionOverride,
@@ -196,9 +208,10 @@ var rules = []*rule{
 		imperative: true,
 	},
 	{ // "note to the AI:", "instructions for AI agents:"
-		kind:     KindInstructionOverride,
-		triggers: []string{"note", "message", "instruction", "instructions", "directive", "attention", "reminder", "notice", "memo", "warning", "important", "ps"},
-		re:       rx(`\b(?:note|message|instructions?|directive|attention|reminder|notice|memo|warning|important(?: note| message)?|p\.?s\.?) (?:to|for) (?:the |all |any |an |every )?` + aiNames + ` ?(?:[:,!-]|\breading\b|\bthat\b|\bwho\b)`),
+		kind:      KindInstructionOverride,
+		triggers:  []string{"note", "message", "instruction", "instructions", "directive", "attention", "reminder", "notice", "memo", "warning", "important", "ps"},
+		re:        rx(`\b(?:note|message|instructions?|directive|attention|reminder|notice|memo|warning|important(?: note| message)?|p\.?s\.?) (?:to|for) (?:the |all |any |an |every )?` + aiNames + ` ?(?:[:,!-]|\breading\b|\bthat\b|\bwho\b)`),
+		filterLen: 14,
 	},
 	{ // "if you are an AI (assistant)", unless a human role follows
 		kind:     KindInstructionOverride,

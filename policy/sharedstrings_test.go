@@ -1,0 +1,70 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBigResultDecodedOnce: the default set's text scans, deciding on a big
+// result side by side, decode its strings once between them: a result of
+// 1 MiB of text with a line break every line (an escape each) allocates
+// less than one and a half times its size per Run. Each scan decoding it
+// into a buffer of its own allocated twice its size.
+func TestBigResultDecodedOnce(t *testing.T) {
+	chain := defaultDetectorSet(t)
+	text := strings.Repeat("2025-03-14T09:12:44.123Z INFO  http: GET /api/v1/items status=200 latency=12ms\n", (1<<20)/80)
+	in := toolCall(Result, toolResult(text))
+	ctx := context.Background()
+	chain.Run(ctx, in) // the detectors built, their scratch grown
+	const runs = 5
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, records, deny := chain.Run(ctx, in); deny != nil || len(records) != 0 {
+			t.Fatalf("ordinary logs: records %v, denied %v", records, deny)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perRun := (after.TotalAlloc - before.TotalAlloc) / runs
+	if limit := uint64(len(in.Message)) * 3 / 2; perRun > limit {
+		t.Errorf("a Run of the default set on a %d-byte result allocated %d bytes, more than %d: its strings decoded more than once?", len(in.Message), perRun, limit)
+	}
+}
+
+// FuzzSharedStrings: the strings decoded once give what appendJSONStrings
+// gives: the same rewritten message, the same error, and (when there is
+// none) the same strings visited.
+func FuzzSharedStrings(f *testing.F) {
+	f.Add(`{"content":[{"type":"text","text":"a\nb \"key\" \u00e9\ud800 k"}],"k\n":"plain k"}`)
+	f.Add(`{"a":"\q"}`)
+	f.Add(`["k", "\u0041k\t", {"n\"k": ["x", "y\\k"]}, "unterminated`)
+	f.Add("[\"\xff\xfek\", \"ok\"]")
+	f.Fuzz(func(t *testing.T, msg string) {
+		run := func(shared bool) (visited []string, out string, err error) {
+			var repl string
+			visit := func(s string, _ bool) bool {
+				visited = append(visited, strings.Clone(s))
+				repl = strings.ReplaceAll(s, "k", "[K]")
+				return repl != s
+			}
+			write := func(dst []byte) []byte { return appendJSONString(dst, repl) }
+			var b []byte
+			if shared {
+				ss := &sharedStrings{msg: []byte(msg)}
+				b, err = ss.of(ss.msg).appendStrings(visit, write)
+			} else {
+				b, err = appendJSONStrings([]byte(msg), false, visit, write)
+			}
+			return visited, string(b), err
+		}
+		wantVisited, want, wantErr := run(false)
+		gotVisited, got, gotErr := run(true)
+		if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || wantErr == nil && !slices.Equal(gotVisited, wantVisited) {
+			t.Fatalf("%q: shared gave %q, %v (visited %q); appendJSONStrings %q, %v (visited %q)", msg, got, gotErr, gotVisited, want, wantErr, wantVisited)
+		}
+	})
+}
