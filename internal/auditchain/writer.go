@@ -254,11 +254,7 @@ func (w *Writer) writeLine(record []byte) error {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
-	w.setStallDeadline()
-	n, err := w.out.Write(buf)
-	if !w.regular {
-		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
-	}
+	n, err := w.write(buf)
 	if err == nil && n < len(buf) {
 		err = io.ErrShortWrite
 	}
@@ -275,7 +271,7 @@ func (w *Writer) writeLine(record []byte) error {
 }
 
 // pipeStallLimit is how long a write to a trail that is not a regular file
-// (a FIFO or a pipe to a log shipper) waits for its reader to take it.
+// (a FIFO or a pipe to a log shipper) waits for its reader to take some.
 // Every answer waits on its record, so a reader that stopped must not hold
 // them all for ever: past this, records are lost (a failing trail, logged
 // once) and requests are served. While the reader stays stalled, each
@@ -285,6 +281,27 @@ const (
 	pipeStallLimit = 10 * time.Second
 	pipeRetryWait  = time.Millisecond
 )
+
+// write writes buf to the trail. A pipe's reader that takes some of it
+// within pipeStallLimit is slow, not stalled: the write goes on, for as
+// long as the reader takes some within each limit (one deadline for the
+// whole write cut a big record that a slow reader was taking). w.mu held.
+func (w *Writer) write(buf []byte) (int, error) {
+	written := 0
+	for {
+		w.setStallDeadline()
+		n, err := w.out.Write(buf[written:])
+		written += n
+		if w.regular {
+			return written, err
+		}
+		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
+		if !w.stalled || n == 0 {
+			return written, err
+		}
+		w.stalled = false // it took some: wait for it a whole limit again
+	}
+}
 
 // setStallDeadline bounds the next write to a pipe. A regular file has no
 // reader to wait for (and takes no deadline). w.mu held.
