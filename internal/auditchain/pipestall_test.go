@@ -83,3 +83,20 @@ func TestPipeSlowReaderLosesNoRecord(t *testing.T) {
 		t.Errorf("notes %v; want one, the cut record", rep.Notes)
 	}
 }
+
+// A reader that takes a little within each limit, but so little that a
+// record would take it longer than pipeWriteLimit, holds no record (and
+// every one behind it) longer than that: the record is lost, cut, as to a
+// reader that stopped.
+func TestPipeTricklingReaderHoldsARecordAtMostTheWriteLimit(t *testing.T) {
+	pipe := &slowPipe{perWindow: 1}
+	w := NewStream(pipe, Options{Host: "box"})
+	clock := time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC)
+	w.now = func() time.Time { clock = clock.Add(pipeStallLimit); return clock } // each window passes whole
+	if res := w.Append([]byte(`{"n":1}`)); res.Err == nil {
+		t.Fatalf("a record to a reader taking a byte a window: kept; want lost past %v", pipeWriteLimit)
+	}
+	if got := pipe.Len(); got > int(pipeWriteLimit/pipeStallLimit)+2 {
+		t.Errorf("%d windows waited for a reader taking a byte in each; want at most %d", got, pipeWriteLimit/pipeStallLimit+1)
+	}
+}

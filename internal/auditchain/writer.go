@@ -280,14 +280,18 @@ func (w *Writer) writeLine(record []byte) error {
 const (
 	pipeStallLimit = 10 * time.Second
 	pipeRetryWait  = time.Millisecond
+	pipeWriteLimit = time.Minute // the most one record waits for a reader that takes some
 )
 
 // write writes buf to the trail. A pipe's reader that takes some of it
-// within pipeStallLimit is slow, not stalled: the write goes on, for as
-// long as the reader takes some within each limit (one deadline for the
-// whole write cut a big record that a slow reader was taking). w.mu held.
+// within pipeStallLimit is slow, not stalled: the write goes on while the
+// reader takes some within each limit, for pipeWriteLimit at most (one
+// deadline for the whole write cut a big record that a slow reader was
+// taking; none would let a reader that takes a byte at a time hold every
+// record behind one). w.mu held.
 func (w *Writer) write(buf []byte) (int, error) {
 	written := 0
+	began := w.now()
 	for {
 		w.setStallDeadline()
 		n, err := w.out.Write(buf[written:])
@@ -296,7 +300,7 @@ func (w *Writer) write(buf []byte) (int, error) {
 			return written, err
 		}
 		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
-		if !w.stalled || n == 0 {
+		if !w.stalled || n == 0 || w.now().Sub(began) >= pipeWriteLimit {
 			return written, err
 		}
 		w.stalled = false // it took some: wait for it a whole limit again
