@@ -102,7 +102,7 @@ type Front struct {
 func New(g *proxy.Gateway, listenAddr string) *Front {
 	cfg := g.Config().HTTP
 	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
-	f.bodies.max = max(bodyBudgetBytes, int64(g.Config().MaxMessage)+1) // one body of any allowed size fits
+	f.bodies.max = max(bodyBudgetBytes, heldCost(g.Config().MaxMessage)+1) // one request of any allowed size fits, held while it runs
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
 	f.mcp = f.guard(http.HandlerFunc(f.serveMCP))

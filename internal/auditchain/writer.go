@@ -254,11 +254,7 @@ func (w *Writer) writeLine(record []byte) error {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
-	w.setStallDeadline()
-	n, err := w.out.Write(buf)
-	if !w.regular {
-		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
-	}
+	n, err := w.write(buf)
 	if err == nil && n < len(buf) {
 		err = io.ErrShortWrite
 	}
@@ -275,7 +271,7 @@ func (w *Writer) writeLine(record []byte) error {
 }
 
 // pipeStallLimit is how long a write to a trail that is not a regular file
-// (a FIFO or a pipe to a log shipper) waits for its reader to take it.
+// (a FIFO or a pipe to a log shipper) waits for its reader to take some.
 // Every answer waits on its record, so a reader that stopped must not hold
 // them all for ever: past this, records are lost (a failing trail, logged
 // once) and requests are served. While the reader stays stalled, each
@@ -284,7 +280,32 @@ func (w *Writer) writeLine(record []byte) error {
 const (
 	pipeStallLimit = 10 * time.Second
 	pipeRetryWait  = time.Millisecond
+	pipeWriteLimit = time.Minute // the most one record waits for a reader that takes some
 )
+
+// write writes buf to the trail. A pipe's reader that takes some of it
+// within pipeStallLimit is slow, not stalled: the write goes on while the
+// reader takes some within each limit, for pipeWriteLimit at most (one
+// deadline for the whole write cut a big record that a slow reader was
+// taking; none would let a reader that takes a byte at a time hold every
+// record behind one). w.mu held.
+func (w *Writer) write(buf []byte) (int, error) {
+	written := 0
+	began := w.now()
+	for {
+		w.setStallDeadline()
+		n, err := w.out.Write(buf[written:])
+		written += n
+		if w.regular {
+			return written, err
+		}
+		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
+		if !w.stalled || n == 0 || w.now().Sub(began) >= pipeWriteLimit {
+			return written, err
+		}
+		w.stalled = false // it took some: wait for it a whole limit again
+	}
+}
 
 // setStallDeadline bounds the next write to a pipe. A regular file has no
 // reader to wait for (and takes no deadline). w.mu held.
