@@ -471,11 +471,14 @@ func plainRun(b []byte, i int) int {
 		}
 		i += 8
 	}
-	for ; i+32 <= len(b); i += 32 {
+	for blocks := 0; i+32 <= len(b); i += 32 {
 		c := b[i : i+32 : i+32]
 		if (special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
 			special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])))&highs != 0 {
 			break
+		}
+		if blocks++; blocks == longRunAfter && len(b)-i >= 32+longRunWindow {
+			i = longPlainRun(b, i+32) - 32 // a long run: the rest a window at a time
 		}
 	}
 	for ; i+8 <= len(b); i += 8 {

@@ -14,6 +14,7 @@ import (
 func FuzzPlainRun(f *testing.F) {
 	f.Add([]byte(`type": "string"`), uint8(0))
 	f.Add([]byte(strings.Repeat("x", 70)+`\n`+strings.Repeat("y", 20)), uint8(3))
+	f.Add([]byte(strings.Repeat("x", 5000)+`"`+strings.Repeat("y", 20)), uint8(1)) // longPlainRun's path
 	for _, stop := range []string{"\x00", "\x1f", `\`, `"`} {
 		for at := range 41 {
 			f.Add([]byte(strings.Repeat("\x7f\x80\xff \x20", 9)[:at]+stop+strings.Repeat("z", 40)), uint8(at%5))
