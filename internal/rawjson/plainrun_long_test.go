@@ -47,7 +47,7 @@ func BenchmarkStringRestEscaped(b *testing.B) {
 	s := []byte(strings.Repeat(`{\"id\":12,\"name\":\"a tool\",\"ok\":true}, `, 1<<15) + `"`)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		if end, more := stringRest(s, 0); end != len(s) || more {
+		if end, more, _ := stringRest(s, 0); end != len(s) || more {
 			b.Fatal(end, more)
 		}
 	}
