@@ -148,9 +148,17 @@ func (m *Message) Encode() []byte {
 	return m.AppendEncoded(make([]byte, 0, m.EncodedSizeHint()))
 }
 
-// EncodedSizeHint is about how many bytes m's wire form takes: exact but
-// for the id, the method and an error's text.
-func (m *Message) EncodedSizeHint() int { return 64 + len(m.Params) + len(m.Result) }
+// EncodedSizeHint is about how many bytes m's wire form takes: short only
+// by the escapes a method or an error's text may need. The id and an
+// error count, as a peer chooses them: a caller that sizes memory by the
+// hint (proxy's outbox arena) must not be told a megabyte's error is small.
+func (m *Message) EncodedSizeHint() int {
+	n := 64 + len(m.ID.raw) + len(m.Method) + len(m.Params) + len(m.Result)
+	if m.Error != nil {
+		n += len(m.Error.Message) + len(m.Error.Data)
+	}
+	return n
+}
 
 // AppendEncoded appends the wire form of m (see Encode) to b.
 func (m *Message) AppendEncoded(b []byte) []byte {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -20,7 +21,16 @@ type sharedStrings struct {
 	once    sync.Once
 	strings []jsonString
 	err     error
+	tooMany bool // more strings than maxSharedStrings allows: each scan reads them itself
 }
+
+// maxSharedStrings bounds the strings recorded for a message of n bytes,
+// so that their records take no more than the message (or 32 KiB): a
+// peer's result of empty strings (three bytes each, 32 to record) would
+// have cost ten times its size. Past it, each scan reads the strings on
+// its own, as it did before they were shared, which costs no memory per
+// string.
+func maxSharedStrings(n int) int { return max(n/int(unsafe.Sizeof(jsonString{})), 1<<10) }
 
 // jsonString is a string value: its quotes at msg[open] and msg[end], its
 // text unescaped (a view of msg when it has no escape).
@@ -36,6 +46,9 @@ func (ss *sharedStrings) of(msg []byte) *sharedStrings {
 		return nil
 	}
 	ss.once.Do(ss.decode)
+	if ss.tooMany {
+		return nil
+	}
 	return ss
 }
 
@@ -70,6 +83,15 @@ func (ss *sharedStrings) decode() {
 		i = end + 1
 		if memberName(msg, i) {
 			continue
+		}
+		if len(ss.strings) >= maxSharedStrings(len(msg)) {
+			ss.strings, ss.tooMany = nil, true
+			return
+		}
+		if len(ss.strings) == cap(ss.strings) {
+			// Doubled: append grows a long slice by a quarter at a time,
+			// which allocated five times its final size in all.
+			ss.strings = slices.Grow(ss.strings, max(len(ss.strings), 64))
 		}
 		ss.strings = append(ss.strings, jsonString{open, end, s})
 	}

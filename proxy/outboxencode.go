@@ -44,6 +44,11 @@ func (q *outbox) EncodeNoWait(m jsonrpc.Message, related jsonrpc.ID, final bool,
 		// views its bytes.
 		q.arena = q.arena[:start]
 	}
+	if cap(q.arena) > arenaBytes {
+		// The message outgrew its hint: its array is left to it, not kept
+		// for the next, or an idle outbox would hold the largest ever sent.
+		q.arena = nil
+	}
 	return taken, err
 }
 

@@ -135,3 +135,40 @@ func TestOutboxArenaKeptWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+// An answer whose wire form its size hint does not foretell (an error's
+// data and text, a long id: a server's or a client's to choose) outgrows
+// the arena; the outbox keeps no arena larger than arenaBytes once it is
+// sent, else an idle outbox held the largest such answer ever sent.
+func TestOutboxArenaNotKeptPastItsBound(t *testing.T) {
+	s := &slowStream{wrote: make(chan string, 1)}
+	q := newOutbox(s, 64<<20, false, time.Second, nil)
+	defer q.Close()
+	big := strings.Repeat("x", 1<<20)
+	answers := []jsonrpc.Message{
+		{ID: jsonrpc.IntID(1), Error: &jsonrpc.Error{Code: -32000, Message: "failed", Data: []byte(`"` + big + `"`)}},
+		{ID: jsonrpc.IntID(2), Error: &jsonrpc.Error{Code: -32000, Message: big}},
+		{ID: jsonrpc.StringID(big), Result: []byte(`{}`)},
+		// Within the hint's reach of the arena, six times that once escaped.
+		{ID: jsonrpc.IntID(3), Error: &jsonrpc.Error{Code: -32000, Message: strings.Repeat("\x01", arenaBytes/4-100)}},
+	}
+	for _, m := range answers {
+		if taken, err := q.EncodeNoWait(m, m.ID, true, nil); !taken || err != nil {
+			t.Fatalf("EncodeNoWait = %v, %v", taken, err)
+		}
+		select {
+		case got := <-s.wrote:
+			if got != string(m.Encode()) {
+				t.Fatalf("on the wire: %.80q, want %.80q", got, m.Encode())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("not written after 10 s")
+		}
+		q.mu.Lock()
+		kept := cap(q.arena)
+		q.mu.Unlock()
+		if kept > arenaBytes {
+			t.Fatalf("after an answer of %d bytes the outbox keeps an arena of %d bytes, want at most %d", len(m.Encode()), kept, arenaBytes)
+		}
+	}
+}

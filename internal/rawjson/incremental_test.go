@@ -45,6 +45,14 @@ func FuzzIncremental(f *testing.F) {
 			f.Add([]byte(`{"a":"`+strings.Repeat("x", at)+stop+strings.Repeat("y", 70)+`"}`), []byte{64, 13})
 		}
 	}
+	// A key's colon taken with it, or not there, at every cut; a quote,
+	// 0x20 to 0x23 and the bytes of the high half where a word's test
+	// folds them with control bytes.
+	for _, seed := range []string{`{"a" "b"}`, `{"a"`, `{"a":"}`, `{"a"  :1,"b":{"c""d"}}`, `{"a":"` + "\x20\x21\x23\x7f\x80\xa2\xff\xc2\xa0" + `"}`,
+		`{"a":"` + "0123456\x1f" + `"}`, `{"a":"` + "01234567\x22" + `}`, `{"result":{"tools":[{"a":1,"a":2}]}}`, `{"result":{"tools":[{"a":1},{"b":2,"b":3}]}}`} {
+		f.Add([]byte(seed), []byte{1})
+		f.Add([]byte(seed), []byte{4, 1, 1})
+	}
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		s, msg, e, ok := feedInPieces(data, cuts)
 		trimmed := bytes.TrimSpace(data)
