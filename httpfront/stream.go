@@ -387,6 +387,7 @@ type postWaiter struct {
 	// a request answered on its POST's goroutine (direct.go), as most
 	// are, never needs them.
 	ch         chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
+	final      chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
 	gone       chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
 	goneClosed bool
 
@@ -395,15 +396,24 @@ type postWaiter struct {
 
 // chans returns the POST's channels, making them if need be.
 func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
+	ch, _, gone = p.allChans()
+	return ch, gone
+}
+
+// allChans is chans with the answer's slot.
+func (p *postWaiter) allChans() (ch, final chan postMsg, gone chan struct{}) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.ch == nil {
 		p.ch = make(chan postMsg)
 	}
+	if p.final == nil {
+		p.final = make(chan postMsg, 1)
+	}
 	if p.gone == nil {
 		p.gone = make(chan struct{})
 	}
-	return p.ch, p.gone
+	return p.ch, p.final, p.gone
 }
 
 func (p *postWaiter) closeGone() {
@@ -462,7 +472,23 @@ func (p *postWaiter) send(m postMsg) bool {
 	if p.takeDirect(m) {
 		return true
 	}
-	ch, gone := p.chans()
+	ch, final, gone := p.allChans()
+	if m.final || m.none() {
+		// The one answer never waits for the POST's goroutine to take
+		// it: whoever answers (a server's reader) goes on at once, and
+		// the POST is woken once.
+		select {
+		case <-gone:
+			return false
+		default:
+		}
+		select {
+		case final <- m:
+			return true
+		default:
+			return false // a second answer to one request: nobody takes it
+		}
+	}
 	select {
 	case ch <- m:
 		return true
@@ -514,13 +540,16 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 	if first != nil && write(*first) {
 		return answer
 	}
-	ch, _ := p.chans()
+	ch, final, _ := p.allChans()
 	for {
 		select {
 		case m := <-ch:
 			if write(m) {
 				return answer
 			}
+		case m := <-final:
+			write(m)
+			return answer
 		case <-r.Context().Done():
 			return postMsg{} // the client went away; it may still get its answer no other way
 		case <-p.st.ended:
@@ -531,6 +560,9 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 						return answer
 					}
 					continue
+				case m := <-final:
+					write(m)
+					return answer
 				default:
 				}
 				break
