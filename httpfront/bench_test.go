@@ -40,6 +40,20 @@ func BenchmarkToolCallHTTP(b *testing.B) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		headers := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+		// As clients do, it lists the tools first: a call by a name listed
+		// goes without handoffs (see proxy/httpinline.go).
+		list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(list))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		if resp, err = client.Do(req); err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"text":"hi"}}}`
 		call(b, body, headers)
 		b.ReportAllocs()

@@ -39,7 +39,8 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	d.mu.Lock()
 	d.running, d.w, d.r = true, w, r
 	d.mu.Unlock()
-	if job := p.st.serveHere(msg); job != nil {
+	job, served := p.st.serveHere(msg)
+	if job != nil {
 		job()
 	}
 	d.mu.Lock()
@@ -54,7 +55,9 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 		return p.respondFrom(w, r, &answer)
 	}
 	// The answer is still to come: the request was handed on (the session
-	// reads its messages itself), or its answer is queued behind another.
+	// reads its messages itself), or, served here, it is served inline or
+	// its answer is queued behind another: then it is owed.
+	p.owed = served
 	return p.respond(w, r)
 }
 

@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 						<-ctx.Done()
 						return nil, ctx.Err()
 					}
+					var p struct {
+						Arguments struct{ Echo string } `json:"arguments"`
+					}
+					if json.Unmarshal(msg.Params, &p) == nil && p.Arguments.Echo != "" { // tells calls apart
+						return json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": "hello over HTTP " + p.Arguments.Echo}}})
+					}
 					return json.RawMessage(`{"content":[{"type":"text","text":"hello over HTTP"}]}`), nil
 				}
 				return nil, nil

@@ -54,8 +54,10 @@ type httpStream struct {
 	log          *slog.Logger  // told once per episode of dropped notifications
 	writeTimeout time.Duration // bounds each write to the client: clientWriteTimeout
 
-	inbox chan posted   // messages the client POSTed, for the connection's reader
-	ended chan struct{} // closed when the session ends
+	inbox     chan posted   // messages the client POSTed, for the connection's reader
+	ended     chan struct{} // closed when the session ends
+	closed    chan struct{} // closed when the session's connection closed the stream: it writes nothing more
+	closeOnce sync.Once
 
 	// The connection's serve function, once it has given it (see
 	// jsonrpc.DirectStream): POSTed messages are then served on their
@@ -92,7 +94,7 @@ type pending struct {
 }
 
 func newHTTPStream(id string, legacy bool, log *slog.Logger, writeTimeout time.Duration) *httpStream {
-	return &httpStream{id: id, legacy: legacy, log: log, writeTimeout: writeTimeout, inbox: make(chan posted), ended: make(chan struct{}), hooked: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
+	return &httpStream{id: id, legacy: legacy, log: log, writeTimeout: writeTimeout, inbox: make(chan posted), ended: make(chan struct{}), closed: make(chan struct{}), hooked: make(chan struct{}), posts: map[jsonrpc.ID]*postWaiter{}}
 }
 
 // posted is one POSTed body: a message the front has decoded (to route
@@ -136,25 +138,27 @@ func (st *httpStream) deliver(msg *jsonrpc.Message, raw []byte) {
 // serveHere is deliver for a request whose handler the caller runs itself,
 // on its own goroutine: it returns the job that does, or nil when the
 // request was handed on (to the reader, or refused, or the session ended).
-func (st *httpStream) serveHere(msg *jsonrpc.Message) (job func()) {
+// served reports that the session's connection took it here: its answer
+// is owed, even if the session ends meanwhile (see answernow.go).
+func (st *httpStream) serveHere(msg *jsonrpc.Message) (job func(), served bool) {
 	return st.serveOrDeliver(msg, nil, true)
 }
 
-func (st *httpStream) serveOrDeliver(msg *jsonrpc.Message, raw []byte, here bool) (job func()) {
+func (st *httpStream) serveOrDeliver(msg *jsonrpc.Message, raw []byte, here bool) (job func(), served bool) {
 	select {
 	case <-st.hooked:
 		st.serveMu.Lock()
 		defer st.serveMu.Unlock()
 		select {
 		case <-st.ended:
-			return nil
+			return nil, false
 		default:
 		}
-		return st.serve(msg, raw, here)
+		return st.serve(msg, raw, here), true
 	case st.inbox <- posted{msg, raw}:
 	case <-st.ended:
 	}
-	return nil
+	return nil, false
 }
 
 // ServeDirect takes the connection's serve function (jsonrpc.DirectStream).
@@ -342,6 +346,7 @@ func (st *httpStream) leaveHole() {
 }
 
 func (st *httpStream) Close() error {
+	st.closeOnce.Do(func() { close(st.closed) })
 	st.end()
 	return nil
 }
@@ -379,14 +384,16 @@ func (st *httpStream) closePost(id jsonrpc.ID, p *postWaiter) {
 
 // postWaiter is one open POST waiting for its answer.
 type postWaiter struct {
-	st  *httpStream
-	id  jsonrpc.ID // the request's; invalid for a batch
-	sse bool       // the client accepts an event stream
+	st   *httpStream
+	id   jsonrpc.ID // the request's; invalid for a batch
+	sse  bool       // the client accepts an event stream
+	owed bool       // the request is served inline: its answer comes even after the session ends (answernow.go)
 
 	// ch and gone are made when first asked for (chans), under direct.mu:
 	// a request answered on its POST's goroutine (direct.go), as most
 	// are, never needs them.
 	ch         chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
+	final      chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
 	gone       chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
 	goneClosed bool
 
@@ -395,15 +402,24 @@ type postWaiter struct {
 
 // chans returns the POST's channels, making them if need be.
 func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
+	ch, _, gone = p.allChans()
+	return ch, gone
+}
+
+// allChans is chans with the answer's slot.
+func (p *postWaiter) allChans() (ch, final chan postMsg, gone chan struct{}) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.ch == nil {
 		p.ch = make(chan postMsg)
 	}
+	if p.final == nil {
+		p.final = make(chan postMsg, 1)
+	}
 	if p.gone == nil {
 		p.gone = make(chan struct{})
 	}
-	return p.ch, p.gone
+	return p.ch, p.final, p.gone
 }
 
 func (p *postWaiter) closeGone() {
@@ -462,7 +478,23 @@ func (p *postWaiter) send(m postMsg) bool {
 	if p.takeDirect(m) {
 		return true
 	}
-	ch, gone := p.chans()
+	ch, final, gone := p.allChans()
+	if m.final || m.none() {
+		// The one answer never waits for the POST's goroutine to take
+		// it: whoever answers (a server's reader) goes on at once, and
+		// the POST is woken once.
+		select {
+		case <-gone:
+			return false
+		default:
+		}
+		select {
+		case final <- m:
+			return true
+		default:
+			return false // a second answer to one request: nobody takes it
+		}
+	}
 	select {
 	case ch <- m:
 		return true
@@ -514,16 +546,27 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 	if first != nil && write(*first) {
 		return answer
 	}
-	ch, _ := p.chans()
+	ch, final, _ := p.allChans()
+	ended, closed := p.st.ended, chan struct{}(nil)
 	for {
 		select {
 		case m := <-ch:
 			if write(m) {
 				return answer
 			}
+		case m := <-final:
+			write(m)
+			return answer
 		case <-r.Context().Done():
 			return postMsg{} // the client went away; it may still get its answer no other way
-		case <-p.st.ended:
+		case <-ended:
+			if p.owed {
+				// The session ends its calls in flight with errors that
+				// say why (a DELETE, the shutdown grace), written before
+				// its connection closes the stream.
+				ended, closed = nil, p.st.closed
+				continue
+			}
 			for { // what was sent before the end still goes out
 				select {
 				case m := <-ch:
@@ -531,9 +574,23 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 						return answer
 					}
 					continue
+				case m := <-final:
+					write(m)
+					return answer
 				default:
 				}
 				break
+			}
+			if !streaming {
+				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
+			}
+			return postMsg{}
+		case <-closed:
+			select { // written before the close
+			case m := <-final:
+				write(m)
+				return answer
+			default:
 			}
 			if !streaming {
 				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())

@@ -511,6 +511,9 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
+	} else if c.opts.Inline != nil && !handlersCancelled && here != nil {
+		*here = flight.runInline // after the DirectStream's lock (see there)
+		return nil
 	} else if c.opts.Inline != nil && !handlersCancelled && c.opts.Inline(ctx, msg, (*Reply)(flight), cork) {
 		return nil // answered through the Reply
 	}

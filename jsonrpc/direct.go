@@ -44,6 +44,16 @@ func (c *Conn) serveDirect(msg *Message, raw []byte, here bool) func() {
 	return job
 }
 
+// runInline is the job of a request served here (see DirectStream) when
+// the Conn has an Inline hook: offered to it first, else run as usual.
+// Inline's first half writes to another connection; under the stream's
+// lock, every request of the session would wait for it.
+func (f *inFlight) runInline() {
+	if !f.c.opts.Inline(f.ctx, f.msg, (*Reply)(f), nil) {
+		f.run()
+	}
+}
+
 // DecodeBody is Decode for a message that is the whole of a buffer of its
 // own (an HTTP request's body): the message and room for the splits of
 // its envelope and params are one allocation, not three. The id is still

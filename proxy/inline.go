@@ -319,11 +319,10 @@ func (g *Gateway) resolveListed(k kind, name string) (route, bool) {
 }
 
 // inlineFor is the session's Options.Inline over the client's stream: a
-// stdio client's only (a stream that can write without waiting, see
-// jsonrpc.TryWriter). An HTTP client's answers are routed by request, and
-// its requests come on goroutines of their own already.
+// stdio client's, or an HTTP client's (see httpinline.go): a stream that
+// takes the answer without waiting.
 func (s *session) inlineFor(stream jsonrpc.Stream) func(context.Context, *jsonrpc.Message, *jsonrpc.Reply, *jsonrpc.Cork) bool {
-	if _, ok := stream.(jsonrpc.TryWriter); !ok {
+	if !inlineStream(stream) {
 		return nil
 	}
 	return s.inline

@@ -201,7 +201,9 @@ func (q *outbox) writeNoWaitLocked(msg []byte, related jsonrpc.ID, final bool, c
 func (q *outbox) tryInline() {
 	tw, ok := q.Stream.(jsonrpc.TryWriter)
 	if !ok {
-		q.wake.Signal()
+		if !q.tryAnswer() { // an HTTP POST's answer (see httpinline.go)
+			q.wake.Signal()
+		}
 		return
 	}
 	m := q.msgs[0]
