@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/corpus"
 )
 
 // The benchmarks of issue 13: mcpgate beside its two floors, in one run,
@@ -172,7 +174,7 @@ func BenchmarkPerfBigResult(b *testing.B) {
 	b.Run("10MiB-mixed", func(b *testing.B) {
 		mixed := perfServer{"fake", writeFile(b, b.TempDir(), "mixed.json",
 			`{"name": "mixed", "tools": [{"name": "small", "do": {"text": "ok"}}, {"name": "mixed", "do": {"text": `+
-				string(mustMarshal(mixedText(10<<20)))+`}}]}`)}
+				string(mustMarshal(corpus.Mixed(10<<20)))+`}}]}`)}
 		benchBigResult(b, mixed, "mixed")
 	})
 }

@@ -77,7 +77,7 @@ func BenchmarkDetectorCorpus(b *testing.B) {
 		{"injection", injection.Default()},
 	}
 	for _, name := range corpusNames {
-		text := corpus(b, name, corpusSize)
+		text := corpusText(b, name, corpusSize)
 		for _, d := range detectors {
 			b.Run(d.name+"/"+name, func(b *testing.B) {
 				b.SetBytes(int64(len(text)))
@@ -96,7 +96,7 @@ func BenchmarkDefaultSetCorpus(b *testing.B) {
 	chain := defaultDetectorSet(b)
 	ctx := context.Background()
 	for _, name := range corpusNames {
-		msg := []byte(toolResult(corpus(b, name, corpusSize)))
+		msg := []byte(toolResult(corpusText(b, name, corpusSize)))
 		b.Run(name, func(b *testing.B) {
 			in := &Input{Stage: Result, Session: "s1", Server: "fs", Method: "tools/call", Kind: "tool",
 				Name: "fs__read_file", UpstreamName: "read_file", Message: msg}
