@@ -40,6 +40,12 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	d.running, d.w, d.r = true, w, r
 	d.mu.Unlock()
 	job, served := p.st.serveHere(msg)
+	// Owed from here, not only once the job is done: a helper the job
+	// starts (see takeDirect) streams an owed answer too, past the
+	// session's end.
+	d.mu.Lock()
+	p.owed = served
+	d.mu.Unlock()
 	if job != nil {
 		job()
 	}
@@ -55,9 +61,8 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 		return p.respondFrom(w, r, &answer)
 	}
 	// The answer is still to come: the request was handed on (the session
-	// reads its messages itself), or, served here, it is served inline or
-	// its answer is queued behind another: then it is owed.
-	p.owed = served
+	// reads its messages itself), or, served here (owed), it is served
+	// inline or its answer is queued behind another.
 	return p.respond(w, r)
 }
 

@@ -387,7 +387,7 @@ type postWaiter struct {
 	st   *httpStream
 	id   jsonrpc.ID // the request's; invalid for a batch
 	sse  bool       // the client accepts an event stream
-	owed bool       // the request is served inline: its answer comes even after the session ends (answernow.go)
+	owed bool       // the session took its request here: its answer comes even after the session ends (answernow.go)
 
 	// ch and gone are made when first asked for (chans), under direct.mu:
 	// a request answered on its POST's goroutine (direct.go), as most
