@@ -34,15 +34,9 @@ func (q *outbox) tryAnswer() bool {
 	if !taken {
 		return false
 	}
-	q.msgs[0] = queued{}
-	q.msgs = q.msgs[1:]
-	q.bytes -= len(m.msg)
+	q.popWritten(1)
 	q.budget.written++
-	q.giveBack()
-	q.room.Broadcast()
-	if len(q.msgs) > 0 || q.closed {
-		q.wake.Signal() // the writer goroutine, for what came meanwhile, or to end
-	}
+	q.afterCallersWrite()
 	return true
 }
 

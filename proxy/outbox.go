@@ -222,16 +222,10 @@ func (q *outbox) tryInline() {
 		q.bytes -= len(m.msg) - len(rest)
 		q.budget.written++
 	default:
-		q.msgs[0] = queued{}
-		q.msgs = q.msgs[1:]
-		q.bytes -= len(m.msg)
+		q.popWritten(1)
 		q.budget.written++
 	}
-	q.giveBack()
-	q.room.Broadcast()
-	if len(q.msgs) > 0 || q.closed {
-		q.wake.Signal() // the writer goroutine, for what is left or came meanwhile, or to end
-	}
+	q.afterCallersWrite()
 }
 
 // full reports whether a message of n bytes must wait. One message larger
@@ -245,6 +239,17 @@ func (q *outbox) offer(msg []byte, related jsonrpc.ID) {
 	_, report := q.offerLocked(queued{msg: msg, related: related, notification: true})
 	q.mu.Unlock()
 	report()
+}
+
+// afterCallersWrite tells the others what a caller's write changed: the
+// room it made, and the writer goroutine what is left or came meanwhile,
+// or that it is to end. q.mu held.
+func (q *outbox) afterCallersWrite() {
+	q.giveBack()
+	q.room.Broadcast()
+	if len(q.msgs) > 0 || q.closed {
+		q.wake.Signal()
+	}
 }
 
 // offerOnce is offer for a notification that says a state changed

@@ -69,11 +69,7 @@ func (q *outbox) tryInlineLines() {
 			m.msg, m.rest = rest, true
 		}
 	}
-	q.giveBack()
-	q.room.Broadcast()
-	if len(q.msgs) > 0 || q.closed {
-		q.wake.Signal() // the writer goroutine, for what is left or came meanwhile, or to end
-	}
+	q.afterCallersWrite()
 }
 
 // popWritten takes the first n messages, written, off the queue. q.mu held.
