@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -109,5 +110,25 @@ func BenchmarkDefaultSetCorpus(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkDefaultSetResult10MiB is the default set's Result stage on a
+// 10 MiB text result of one repeated byte (BenchmarkPerfBigResult's): the
+// policies' share of that call, without the noise of three processes.
+func BenchmarkDefaultSetResult10MiB(b *testing.B) {
+	chain := defaultDetectorSet(b)
+	msg := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` +
+		strings.Repeat("x", 10<<20) + `"}],"isError":false}}`
+	in := &Input{Stage: Result, Session: "s1", Server: "fs", Method: "tools/call", Kind: "tool",
+		Name: "fs__read_file", UpstreamName: "read_file", Message: []byte(msg)}
+	ctx := context.Background()
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out, records, deny := chain.Run(ctx, in)
+		if deny != nil || len(records) != 0 || len(out) != len(in.Message) {
+			b.Fatalf("ordinary output: records %v, deny %v", records, deny)
+		}
 	}
 }

@@ -289,3 +289,24 @@ func TestAppendRedactedIsRedactThenQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstNonASCII: the 64-bytes-a-step search finds a high byte at every
+// position of every length around its step, and the first of two.
+func TestFirstNonASCII(t *testing.T) {
+	for n := range 200 {
+		b := []byte(strings.Repeat("\x7f", n))
+		if got := firstNonASCII(b); got != n {
+			t.Fatalf("firstNonASCII of %d plain bytes = %d, want %d", n, got, n)
+		}
+		for i := range n {
+			b[i] = 0x80
+			if n-1 > i {
+				b[n-1] = 0xff
+			}
+			if got := firstNonASCII(b); got != i {
+				t.Fatalf("firstNonASCII of %d bytes, the first high at %d: got %d", n, i, got)
+			}
+			b[i], b[n-1] = 0x7f, 0x7f
+		}
+	}
+}

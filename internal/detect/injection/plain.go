@@ -133,7 +133,7 @@ func (r *letterRun) lettersEnd(text string, i int) int {
 		return lettersEnd(text, i)
 	}
 	from := i
-	if r.from <= i && i < r.to {
+	if r.from <= i && i < r.to || i < r.from && r.from-i <= maxLettersBefore && onlyLetters(text[i:r.from]) {
 		i += (r.to - i) &^ 7
 	}
 	i = lettersEnd(text, i)
@@ -141,6 +141,22 @@ func (r *letterRun) lettersEnd(text string, i int) int {
 		r.from, r.to = from, i
 	}
 	return i
+}
+
+// maxLettersBefore is how far before a known run a walk may start and
+// still jump over it: wordEnd records a blob's run from its ninth byte
+// (it reads the first ones itself), and scanEncoded then asks from the
+// first; without the jump it walked a blob of megabytes a second time.
+const maxLettersBefore = 32
+
+// onlyLetters reports whether s is all ASCII letters.
+func onlyLetters(s string) bool {
+	for i := range len(s) {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // allLetters reports whether the eight bytes of x are all ASCII letters.

@@ -277,3 +277,25 @@ func TestPhraseFloodBoundsJudging(t *testing.T) {
 		}
 	}
 }
+
+// TestLetterRunFoundByWordsServesTokens: phraseFree records a blob's run of
+// letters from its ninth byte (wordEnd reads the first ones itself), and
+// scanEncoded then asks from the blob's first byte: the run must serve it
+// there too, or the blob is walked twice. The text asked about has a
+// non-letter the run says nothing of: a walk stops at it, a jump does not.
+func TestLetterRunFoundByWordsServesTokens(t *testing.T) {
+	d, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.Repeat("x", 4096)
+	var runs letterRun
+	if !d.phraseFree(blob, &runs) {
+		t.Fatal("a blob of one letter is phrase-free")
+	}
+	lie := []byte(blob)
+	lie[2048] = '!'
+	if got := runs.lettersEnd(string(lie), 0); got != len(blob) {
+		t.Fatalf("lettersEnd from the blob's start, knowing %v: %d, want a jump to %d", runs, got, len(blob))
+	}
+}
