@@ -154,7 +154,7 @@ func (l *auditLater) awaitTurn(written chan struct{}) bool {
 	if i >= 0 {
 		return false
 	}
-	<-written // the writer goroutine is writing it
+	<-written // the writer goroutine is writing it, and only it
 	return true
 }
 
@@ -181,25 +181,29 @@ func (a *auditLog) writeLater() {
 		case <-l.stop:
 		}
 		for {
+			// One record at a time: one still queued can be taken back by
+			// its caller (awaitTurn), which waits then for nothing but its
+			// own append, not for a batch the writer took with it.
 			l.mu.Lock()
-			batch, closed := l.records, l.closed
-			l.records = nil
-			l.mu.Unlock()
-			if len(batch) == 0 {
+			if len(l.records) == 0 {
+				l.records = nil
+				closed := l.closed
+				l.mu.Unlock()
 				if closed {
 					return
 				}
 				break
 			}
-			for i, r := range batch {
-				a.report(a.w.Append(r.line))
-				batch[i] = laterRecord{}
-				l.queued.Add(-1)
-				if r.written != nil {
-					close(r.written)
-				} else {
-					l.places.Add(-1)
-				}
+			r := l.records[0]
+			l.records[0] = laterRecord{}
+			l.records = l.records[1:]
+			l.mu.Unlock()
+			a.report(a.w.Append(r.line))
+			l.queued.Add(-1)
+			if r.written != nil {
+				close(r.written)
+			} else {
+				l.places.Add(-1)
 			}
 		}
 	}

@@ -137,3 +137,49 @@ func (a *auditLog) queuedRecords() int {
 	defer a.later.mu.Unlock()
 	return len(a.later.records)
 }
+
+// While the trail is stalled, the writer goroutine holds only the record it
+// is appending: one that waits its turn behind it stays queued, so that
+// its caller can take it back once its turn is late (awaitTurn), rather
+// than wait for every record the writer had taken with it (up to 5 s each
+// on a stalled trail).
+func TestAuditWriterTakesOneRecordAtATime(t *testing.T) {
+	a, path := auditWithQueuedRecord(t, time.Hour)
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	evented := make(chan struct{})
+	go func() {
+		defer close(evented)
+		a.event("session_closed", "session", "inline") // waits its turn behind the call's record
+	}()
+	eventually := func(cond func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) { // polling for a state another goroutine reaches
+			if time.Now().After(deadline) {
+				t.Fatal("still not there after 10s")
+			}
+		}
+	}
+	eventually(func() bool { return a.queuedRecords() == 2 })
+	go a.writeLater()
+	records := func() int {
+		a.later.mu.Lock()
+		defer a.later.mu.Unlock()
+		return len(a.later.records)
+	}
+	eventually(func() bool { return records() < 2 })
+	if n := records(); n != 1 {
+		t.Errorf("the writer took %d records while the trail was stalled; want the one it appends, the other left queued", 2-n)
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	lock.Close()
+	<-evented
+	trail := closeAudit(t, a, path)
+	if strings.Count(trail, `"event":"session_closed"`) != 1 || !strings.Contains(trail, `"method":"tools/call"`) {
+		t.Fatalf("trail:\n%s\nwant the call's record and the event, once each", trail)
+	}
+}
