@@ -218,12 +218,18 @@ func TestExpiredSessionGoneBeforeTheJanitor(t *testing.T) {
 	old.lastUsed = time.Now().Add(-2 * time.Hour) // the janitor's next round is 15 minutes away
 	old.mu.Unlock()
 
+	// A new session first: it must not be refused for the expired one.
+	fresh, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false)
+	if err != nil {
+		t.Fatalf("with max_sessions 1 and the one session expired, a new one was refused: %v", err)
+	}
+	// Then a request naming a session past its idle time, before the janitor.
+	fresh.mu.Lock()
+	fresh.lastUsed = time.Now().Add(-2 * time.Hour)
+	fresh.mu.Unlock()
 	r := httptest.NewRequest("POST", "/mcp", nil)
-	r.Header.Set(headerSession, old.id)
+	r.Header.Set(headerSession, fresh.id)
 	if hs, status, _ := f.lookup(r); hs != nil || status != http.StatusNotFound {
 		t.Fatalf("a session idle for 2h (session_idle 1h) was found: status %d", status)
-	}
-	if _, err := f.newSession(httptest.NewRequest("POST", "/mcp", nil), false); err != nil {
-		t.Fatalf("with max_sessions 1 and the one session expired, a new one was refused: %v", err)
 	}
 }
