@@ -96,8 +96,10 @@ func (s *Incremental) Finish(b []byte) bool {
 		return false
 	}
 	remember(msg, entry)
-	if entry.innerKey != "" {
-		v := s.top[s.nested]
+	if entry.innerKey == "" {
+		return true
+	}
+	if v := s.top[s.nested]; v.valEnd-v.valStart >= memoMin { // a smaller value is not remembered: its split would be thrown away
 		remember(b[v.valStart:v.valEnd], memoEntry{size: v.valEnd - v.valStart, members: entry.inner, uriKey: s.uriKey, objects: s.objs.split(v.valStart, s.nested, entry.inner)})
 	}
 	return true
