@@ -1,9 +1,6 @@
 package httpfront
 
-import (
-	"crypto/subtle"
-	"strings"
-)
+import "strings"
 
 // BearerValid reports whether an Authorization header carries one of
 // tokens, compared in constant time. The scheme is case-insensitive (RFC
@@ -14,10 +11,5 @@ func BearerValid(tokens []string, header string) bool {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	token = strings.TrimLeft(token, " ")
-	valid := 0
-	for _, t := range tokens {
-		valid |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
-	}
-	return valid == 1
+	return tokenIndex(tokens, strings.TrimLeft(token, " ")) >= 0
 }

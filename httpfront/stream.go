@@ -582,7 +582,7 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 				break
 			}
 			if !streaming {
-				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
+				p.endedBeforeAnswer(&cw)
 			}
 			return postMsg{}
 		case <-closed:
@@ -593,9 +593,15 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 			default:
 			}
 			if !streaming {
-				cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
+				p.endedBeforeAnswer(&cw)
 			}
 			return postMsg{}
 		}
 	}
+}
+
+// endedBeforeAnswer answers a POST whose session ended before its answer
+// came, when nothing of its event stream was written yet.
+func (p *postWaiter) endedBeforeAnswer(cw *clientWriter) {
+	cw.json(http.StatusServiceUnavailable, (&jsonrpc.Message{ID: p.id, Error: jsonrpc.ToWire(errors.New("the session ended before the answer"))}).Encode())
 }
