@@ -10,10 +10,10 @@ import "fmt"
 
 // tooManySessionsOf refuses a new session of client past its share. f.mu held.
 func (f *Front) tooManySessionsOf(client string) error {
-	if client == "" || len(f.cfg.Tokens) < 2 {
+	if !f.sharesApply(client) {
 		return nil
 	}
-	share := max(1, f.cfg.MaxSessions/4)
+	share := clientShare(f.cfg.MaxSessions)
 	held := 0
 	for _, hs := range f.sessions {
 		if hs.client == client {
@@ -25,3 +25,12 @@ func (f *Front) tooManySessionsOf(client string) error {
 	}
 	return fmt.Errorf("this client has %d sessions open, the most mcpgate keeps for one client (of max_sessions %d); end one (DELETE) or let it expire first", held, f.cfg.MaxSessions)
 }
+
+// sharesApply reports whether client is held to its share of what all
+// clients share: only when tokens tell clients apart.
+func (f *Front) sharesApply(client string) bool {
+	return client != "" && len(f.cfg.Tokens) >= 2
+}
+
+// clientShare is one client's share of a bound of n for all clients.
+func clientShare(n int) int { return max(1, n/4) }

@@ -11,10 +11,10 @@ import "fmt"
 
 // tooManyStatelessOf refuses a modern request of client past its share. f.mu held.
 func (f *Front) tooManyStatelessOf(client string) error {
-	if client == "" || len(f.cfg.Tokens) < 2 {
+	if !f.sharesApply(client) {
 		return nil
 	}
-	if held, share := f.statelessOf[client], max(1, f.maxStateless/4); held >= share {
+	if held, share := f.statelessOf[client], clientShare(f.maxStateless); held >= share {
 		return fmt.Errorf("this client has %d requests in flight, the most mcpgate serves at once for one client (of %d for all); wait for some to be answered first", held, f.maxStateless)
 	}
 	return nil
@@ -22,7 +22,7 @@ func (f *Front) tooManyStatelessOf(client string) error {
 
 // countStateless adds delta to client's modern requests in flight. f.mu held.
 func (f *Front) countStateless(client string, delta int) {
-	if client == "" || len(f.cfg.Tokens) < 2 {
+	if !f.sharesApply(client) {
 		return
 	}
 	if f.statelessOf == nil {
