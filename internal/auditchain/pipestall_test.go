@@ -17,10 +17,14 @@ import (
 type slowPipe struct {
 	bytes.Buffer
 	perWindow int
-	takes     []int // before perWindow: what each window takes, in turn
+	takes     []int     // before perWindow: what each window takes, in turn
+	deadline  time.Time // the last one set
 }
 
-func (p *slowPipe) SetWriteDeadline(time.Time) error { return nil }
+func (p *slowPipe) SetWriteDeadline(t time.Time) error { p.deadline = t; return nil }
+
+// lastWait is how long the last write was given, from now.
+func (p *slowPipe) lastWait() time.Duration { return time.Until(p.deadline) }
 
 func (p *slowPipe) Write(b []byte) (int, error) {
 	take := p.perWindow
@@ -67,9 +71,15 @@ func TestPipeSlowReaderLosesNoRecord(t *testing.T) {
 	if res := w.Append(big); res.Err == nil || !res.Began {
 		t.Fatalf("a record to a pipe whose reader stopped: %+v; want lost, an episode begun", res)
 	}
+	if wait := pipe.lastWait(); wait < pipeStallLimit/2 {
+		t.Errorf("a write to a reader that takes some was given %v; want the stall limit, %v", wait, pipeStallLimit)
+	}
 	pipe.takes = []int{0}
 	if res := w.Append(big); res.Err == nil {
 		t.Fatalf("a record while the reader still takes nothing: %+v; want lost", res)
+	}
+	if wait := pipe.lastWait(); wait > time.Second {
+		t.Errorf("a write to a stalled reader was given %v; want only a try (%v)", wait, pipeRetryWait)
 	}
 	pipe.perWindow = 100
 	if res := w.Append(big); res.Err != nil || !res.Ended {

@@ -291,25 +291,26 @@ const (
 // record behind one). w.mu held.
 func (w *Writer) write(buf []byte) (int, error) {
 	written := 0
-	began := w.now()
+	until := w.now().Add(pipeWriteLimit)
 	for {
-		w.setStallDeadline()
+		w.setStallDeadline(until)
 		n, err := w.out.Write(buf[written:])
 		written += n
 		if w.regular {
 			return written, err
 		}
 		w.stalled = errors.Is(err, os.ErrDeadlineExceeded)
-		if !w.stalled || n == 0 || w.now().Sub(began) >= pipeWriteLimit {
+		if !w.stalled || n == 0 || !w.now().Before(until) {
 			return written, err
 		}
 		w.stalled = false // it took some: wait for it a whole limit again
 	}
 }
 
-// setStallDeadline bounds the next write to a pipe. A regular file has no
-// reader to wait for (and takes no deadline). w.mu held.
-func (w *Writer) setStallDeadline() {
+// setStallDeadline bounds the next write to a pipe, and never past until,
+// the end of the record's pipeWriteLimit. A regular file has no reader to
+// wait for (and takes no deadline). w.mu held.
+func (w *Writer) setStallDeadline(until time.Time) {
 	out, ok := w.out.(interface{ SetWriteDeadline(time.Time) error })
 	if w.regular || !ok {
 		return
@@ -318,7 +319,11 @@ func (w *Writer) setStallDeadline() {
 	if w.stalled {
 		wait = pipeRetryWait
 	}
-	out.SetWriteDeadline(time.Now().Add(wait)) // a file that takes none (a terminal) waits as before
+	deadline := w.now().Add(wait)
+	if until.Before(deadline) {
+		deadline = until
+	}
+	out.SetWriteDeadline(deadline) // a file that takes none (a terminal) waits as before
 }
 
 // noteLocked counts a failed Append and tells where episodes of failures
