@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -101,6 +102,7 @@ func TestHTTPInlineCallReuse(t *testing.T) {
 
 	const sessions, callers, calls = 3, 6, 150
 	var wg sync.WaitGroup
+	var results atomic.Int64 // answered with the result: a run that got none exercised no reuse
 	errs := make(chan error, sessions*callers)
 	for s := range sessions {
 		session := open()
@@ -142,6 +144,8 @@ func TestHTTPInlineCallReuse(t *testing.T) {
 					case strings.Contains(answer, `"result"`) && !strings.Contains(answer, `hello over HTTP `+strings.Trim(id, `"`)):
 						errs <- fmt.Errorf("call %s was answered %s", id, answer)
 						return
+					case strings.Contains(answer, `"result"`):
+						results.Add(1)
 					}
 				}
 			})
@@ -151,5 +155,8 @@ func TestHTTPInlineCallReuse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if results.Load() == 0 {
+		t.Error("no call was answered with its result: nothing was served inline, and no state reused")
 	}
 }

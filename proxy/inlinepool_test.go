@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -24,6 +25,7 @@ func TestInlineCallReuse(t *testing.T) {
 
 	const sessions, callers, calls = 3, 6, 300
 	var wg sync.WaitGroup
+	var results atomic.Int64 // answered with the result: a run that got none exercised no reuse
 	errs := make(chan error, sessions*callers)
 	for s := range sessions {
 		client := greeterClient(t, g, "reuse")
@@ -56,6 +58,7 @@ func TestInlineCallReuse(t *testing.T) {
 						errs <- fmt.Errorf("call %s was answered %s", text, res)
 						return
 					}
+					results.Add(1)
 				}
 			})
 		}
@@ -64,5 +67,8 @@ func TestInlineCallReuse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if results.Load() == 0 {
+		t.Error("no call was answered with its result: nothing was served inline, and no state reused")
 	}
 }
