@@ -262,7 +262,7 @@ func Decode(data []byte) (*Message, error) {
 }
 
 // decode is Decode into m, when not nil, with the envelope's members split
-// into top's array (see rawjson.MembersNestedInto), when not nil, and its
+// into top's array (see rawjson.MembersNestedIntoBoth), when not nil, and its
 // params' into params' array: a reader that decodes message after message
 // reuses them, and copies the params' split of a message it keeps (see
 // Conn.keep).

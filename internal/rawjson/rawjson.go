@@ -43,17 +43,11 @@ func MembersNested(obj []byte, nested string) (ms, inner MemberList, err error) 
 	return ms, nil, err
 }
 
-// MembersNestedInto is MembersNested with the object's own members in
-// into's array when they fit, overwriting what it held: a caller that reads
-// them at once and keeps none (a message's envelope) reuses one array for
-// every object. inner has an array of its own.
-func MembersNestedInto(into MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
-	return MembersNestedIntoBoth(into, nil, obj, nested)
-}
-
-// MembersNestedIntoBoth is MembersNestedInto with inner in innerInto's
-// array too, when it fits (and the split was not remembered): a reader
-// that copies what it keeps of inner reuses one array for it as well.
+// MembersNestedIntoBoth is MembersNested with the object's own members in
+// into's array, and inner in innerInto's, when they fit (and the split was
+// not remembered), overwriting what they held: a reader that reads them at
+// once and copies what it keeps (a message's envelope and params) reuses
+// one array for each. A nil array gives its list one of its own.
 func MembersNestedIntoBoth(into, innerInto MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	if ms, inner, ok := recallSplit(obj, nested); ok {
 		return ms, inner, nil

@@ -39,7 +39,7 @@ func splitValidating(obj []byte, nested string) (ms, inner MemberList, err error
 
 // splitValidatingInto is splitValidating with the object's members in
 // into's array when they fit, and the nested object's in innerInto's (see
-// MembersNestedInto).
+// MembersNestedIntoBoth).
 func splitValidatingInto(into, innerInto MemberList, obj []byte, nested string) (ms, inner MemberList, err error) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {

@@ -126,6 +126,6 @@ func BenchmarkMembersAnswer(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}`)
 	into := make(MemberList, 0, 8)
 	for b.Loop() {
-		MembersNestedInto(into, msg, "")
+		MembersNestedIntoBoth(into, nil, msg, "")
 	}
 }
