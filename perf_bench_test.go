@@ -25,7 +25,7 @@ import (
 //	calls/s          answered calls per second of the timed run
 //	p50-us, p99-us   latency of one call, from its write to its answer
 //	hop-cpu-us/op    user+system CPU of the relay or mcpgate per operation
-//	                 (/proc/PID/stat, see procCPU): not the client's, not
+//	                 (its CPU clock, see procCPU): not the client's, not
 //	                 the server's
 //	peak-rss-MiB     the relay's or mcpgate's VmHWM after the run
 //	rss-MiB          mcpgate's VmRSS once its first tools/list is answered
