@@ -322,9 +322,17 @@ func (m cpuMeter) report(b *testing.B, ops int) {
 	if m.pid == 0 || ops == 0 {
 		return
 	}
+	b.ReportMetric(microseconds(m.used(b))/float64(ops), "hop-cpu-us/op")
+}
+
+// used is the CPU used since the start (0 with nothing to measure).
+func (m cpuMeter) used(b *testing.B) time.Duration {
+	if m.pid == 0 {
+		return 0
+	}
 	now, err := procCPU(m.pid)
 	if err != nil {
 		b.Fatalf("the CPU of process %d: %v", m.pid, err)
 	}
-	b.ReportMetric(microseconds(now-m.start)/float64(ops), "hop-cpu-us/op")
+	return now - m.start
 }

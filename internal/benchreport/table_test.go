@@ -7,20 +7,20 @@ import (
 
 func TestWriteTable(t *testing.T) {
 	r := results{
-		"BenchmarkPerfCall/C=1/direct":            {"p50-us": {143}},
-		"BenchmarkPerfCall/C=1/relay":             {"p50-us": {214}},
-		"BenchmarkPerfCall/C=1/mcpgate":           {"p50-us": {429}},
-		"BenchmarkPerfCall/C=1/mcpgate-policies":  {"p50-us": {472}},
-		"BenchmarkPerfCall/C=64/relay":            {"calls/s": {18100}},
-		"BenchmarkPerfCall/C=64/mcpgate":          {"calls/s": {17200}},
-		"BenchmarkPerfCall/C=64/mcpgate-policies": {"calls/s": {8600}},
-		"BenchmarkPerfBigResult/50MiB/mcpgate":    {"peak-rss-MiB": {100}},
-		"BenchmarkPerfColdStart/direct":           {"ns/op": {50e6}},
-		"BenchmarkPerfColdStart/mcpgate":          {"ns/op": {75e6}, "rss-MiB": {10.2}},
-		"BenchmarkPerfHTTP/C=64/direct":           {"calls/s": {24000}},
-		"BenchmarkPerfHTTP/C=64/relay":            {"calls/s": {20000}},
-		"BenchmarkPerfHTTP/C=64/mcpgate":          {"calls/s": {19200}},
-		"BenchmarkPerfHTTP/C=64/tbxark":           {"calls/s": {9600}},
+		"BenchmarkPerfCall/C=1/direct":                 {"p50-us": {143}},
+		"BenchmarkPerfCall/C=1/relay":                  {"p50-us": {214}},
+		"BenchmarkPerfCall/C=1/mcpgate":                {"p50-us": {429}},
+		"BenchmarkPerfCall/C=1/mcpgate-policies":       {"p50-us": {472}},
+		"BenchmarkPerfCallTurns/C=64/relay":            {"calls/s": {18100}},
+		"BenchmarkPerfCallTurns/C=64/mcpgate":          {"calls/s": {17200}},
+		"BenchmarkPerfCallTurns/C=64/mcpgate-policies": {"calls/s": {8600}},
+		"BenchmarkPerfBigResult/50MiB/mcpgate":         {"peak-rss-MiB": {100}},
+		"BenchmarkPerfColdStart/direct":                {"ns/op": {50e6}},
+		"BenchmarkPerfColdStart/mcpgate":               {"ns/op": {75e6}, "rss-MiB": {10.2}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/direct":      {"calls/s": {24000}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/relay":       {"calls/s": {20000}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/mcpgate":     {"calls/s": {19200}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/tbxark":      {"calls/s": {9600}},
 	}
 	var b strings.Builder
 	writeTable(&b, suite(), r)
@@ -66,9 +66,9 @@ func TestShow(t *testing.T) {
 // of the values measured, not of the cells (6.0 and 8.0 would be 1.33×).
 func TestHopCPUPrecision(t *testing.T) {
 	r := results{
-		"BenchmarkPerfCall/C=16/relay":            {"hop-cpu-us/op": {5.96}},
-		"BenchmarkPerfCall/C=16/mcpgate":          {"hop-cpu-us/op": {8.04}},
-		"BenchmarkPerfCall/C=16/mcpgate-policies": {"hop-cpu-us/op": {9.05}},
+		"BenchmarkPerfCallTurns/C=16/relay":            {"hop-cpu-us/op": {5.96}},
+		"BenchmarkPerfCallTurns/C=16/mcpgate":          {"hop-cpu-us/op": {8.04}},
+		"BenchmarkPerfCallTurns/C=16/mcpgate-policies": {"hop-cpu-us/op": {9.05}},
 	}
 	var b strings.Builder
 	writeTable(&b, suite(), r)
