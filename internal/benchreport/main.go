@@ -10,9 +10,11 @@
 // benchmarks in rounds: each round runs every group once (the C=1 groups
 // five times), each group running its peers one after the other (direct,
 // relay, mcpgate, mcpgate with its default policies), so that the peers of
-// a row alternate and a burst of load elsewhere falls on all of them. Each
-// cell is the median of its runs. The machine, and how busy it was with
-// other work meanwhile, head the output.
+// a row alternate and a burst of load elsewhere falls on all of them; the
+// throughput and CPU at C=16 and 64 run their peers in turns within one
+// benchmark (BenchmarkPerfCallTurns), for the same reason at a finer
+// grain. Each cell is the median of its runs. The machine, and how busy it
+// was with other work meanwhile, head the output.
 //
 // -profile DIR runs instead the hot paths (stdio tools/call at C=16, the
 // 5,020-tool list, the 10 MiB result, the HTTP front at C=64) with mcpgate
