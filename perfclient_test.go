@@ -84,6 +84,7 @@ func (c *perfClient) write(msg []byte) error {
 func (c *perfClient) read(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // a line longer than the buffer, gathered; reused
+	grown := false  // r's pipe raised, as mcpgate raises its own (growPerfPipe)
 	var err error
 	for {
 		var line []byte
@@ -91,6 +92,10 @@ func (c *perfClient) read(r io.Reader) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
+				if len(long) >= perfGrowPipeAt && !grown {
+					grown = true
+					growPerfPipe(r)
+				}
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 			}

@@ -15,12 +15,22 @@ import (
 const clockTick = 10 * time.Millisecond
 
 // procCPU is the CPU time a process has used, user plus system, all its
-// threads (exited ones too) and none of its children: utime and stime of
-// /proc/PID/stat. Its unit is a tick (10 ms), so a measure of CPU per call
-// takes a second or more of CPU to be good to 1%. getrusage would be finer,
-// but only for the caller or its waited-for children, which for mcpgate
-// or the relay include the server they run.
+// threads (exited ones too) and none of its children. It reads the
+// process's CPU clock where the system has one for other processes (Linux:
+// processCPUClock), to the nanosecond; elsewhere utime and stime of
+// /proc/PID/stat, whose unit is a tick (10 ms): a measure of CPU per call
+// then takes a second or more of CPU to be good to 1%. getrusage would be
+// finer, but only for the caller or its waited-for children, which for
+// mcpgate or the relay include the server they run.
 func procCPU(pid int) (time.Duration, error) {
+	if cpu, ok := processCPUClock(pid); ok {
+		return cpu, nil
+	}
+	return procStatCPU(pid)
+}
+
+// procStatCPU is procCPU from /proc/PID/stat, in ticks.
+func procStatCPU(pid int) (time.Duration, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err

@@ -68,16 +68,26 @@ func relayLines(cmd *exec.Cmd, toServer io.WriteCloser, fromServer io.Reader) in
 
 // copyLines copies src to dst a line at a time, each flushed as it ends:
 // what a line-framed relay must do so that no message waits for the next.
+// Once a line reaches perfGrowPipeAt bytes, it raises both pipes as mcpgate
+// raises its own for a big message (growPerfPipe).
 func copyLines(dst io.Writer, src io.Reader) error {
 	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
+	lineSize, grown := 0, false
 	for {
 		line, err := r.ReadSlice('\n')
 		if _, werr := w.Write(line); werr != nil {
 			return werr
 		}
+		lineSize += len(line)
+		if lineSize >= perfGrowPipeAt && !grown {
+			grown = true
+			growPerfPipe(src)
+			growPerfPipe(dst)
+		}
 		switch {
 		case err == nil:
+			lineSize = 0
 			if err := w.Flush(); err != nil {
 				return err
 			}

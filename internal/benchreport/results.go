@@ -19,7 +19,10 @@ type results map[string]map[string][]float64
 var procsSuffix = regexp.MustCompile(`-\d+$`)
 
 // add reads go test -bench output and adds each benchmark's values. Lines
-// that are not results (logs, PASS, skips) are passed over.
+// that are not results (logs, PASS, skips) are passed over. A benchmark
+// that measures several peers at once (BenchmarkPerfHopCPU) reports each
+// one's value in UNIT@PEER, filed as UNIT of the benchmark's name + /PEER,
+// where a benchmark of that peer alone would have put it.
 func (r results) add(out io.Reader) {
 	lines := bufio.NewScanner(out)
 	lines.Buffer(nil, 1<<20)
@@ -38,10 +41,15 @@ func (r results) add(out io.Reader) {
 			if err != nil {
 				continue
 			}
-			if r[name] == nil {
-				r[name] = map[string][]float64{}
+			bench := name
+			unit, peer, _ := strings.Cut(fields[i+1], "@")
+			if peer != "" {
+				bench += "/" + peer
 			}
-			r[name][fields[i+1]] = append(r[name][fields[i+1]], v)
+			if r[bench] == nil {
+				r[bench] = map[string][]float64{}
+			}
+			r[bench][unit] = append(r[bench][unit], v)
 		}
 	}
 }

@@ -12,6 +12,7 @@ BenchmarkPerfCall/C=1/mcpgate-policies-2	    4000	    400000 ns/op	      2500 ca
     perf_bench_test.go:170: the 50 MiB result takes seconds: skipped
 --- SKIP: BenchmarkPerfBigResult/50MiB
 BenchmarkPerfColdStart/mcpgate	      10	 139100000 ns/op	        15.50 rss-MiB
+BenchmarkPerfHopCPU/C=16-2	  100000	     70000 ns/op	     52000 calls/s@mcpgate	        5.965 hop-cpu-us/op@mcpgate	         4.391 hop-cpu-us/op@relay
 PASS
 `
 	r := results{}
@@ -25,7 +26,11 @@ PASS
 		{"BenchmarkPerfCall/C=1/direct", "p50-us", 140.5}, // the median of three rounds
 		{"BenchmarkPerfCall/C=1/direct", "ns/op", 143000},
 		{"BenchmarkPerfCall/C=1/mcpgate-policies", "hop-cpu-us/op", 80.25},
-		{"BenchmarkPerfColdStart/mcpgate", "rss-MiB", 15.5}, // GOMAXPROCS 1: no suffix
+		{"BenchmarkPerfColdStart/mcpgate", "rss-MiB", 15.5},        // GOMAXPROCS 1: no suffix
+		{"BenchmarkPerfHopCPU/C=16/relay", "hop-cpu-us/op", 4.391}, // UNIT@PEER: filed under the peer
+		{"BenchmarkPerfHopCPU/C=16/mcpgate", "hop-cpu-us/op", 5.965},
+		{"BenchmarkPerfHopCPU/C=16/mcpgate", "calls/s", 52000},
+		{"BenchmarkPerfHopCPU/C=16", "ns/op", 70000},
 	} {
 		got, ok := r.median(c.bench, c.unit)
 		if !ok || got != c.want {
@@ -35,8 +40,8 @@ PASS
 	if _, ok := r.median("BenchmarkPerfBigResult/50MiB/direct", "ns/op"); ok {
 		t.Error("a skipped benchmark has a value")
 	}
-	if len(r) != 3 {
-		t.Errorf("%d benchmarks read, want 3: %v", len(r), r)
+	if len(r) != 6 {
+		t.Errorf("%d benchmarks read, want 6: %v", len(r), r)
 	}
 }
 

@@ -7,20 +7,20 @@ import (
 
 func TestWriteTable(t *testing.T) {
 	r := results{
-		"BenchmarkPerfCall/C=1/direct":            {"p50-us": {143}},
-		"BenchmarkPerfCall/C=1/relay":             {"p50-us": {214}},
-		"BenchmarkPerfCall/C=1/mcpgate":           {"p50-us": {429}},
-		"BenchmarkPerfCall/C=1/mcpgate-policies":  {"p50-us": {472}},
-		"BenchmarkPerfCall/C=64/relay":            {"calls/s": {18100}},
-		"BenchmarkPerfCall/C=64/mcpgate":          {"calls/s": {17200}},
-		"BenchmarkPerfCall/C=64/mcpgate-policies": {"calls/s": {8600}},
-		"BenchmarkPerfBigResult/50MiB/mcpgate":    {"peak-rss-MiB": {100}},
-		"BenchmarkPerfColdStart/direct":           {"ns/op": {50e6}},
-		"BenchmarkPerfColdStart/mcpgate":          {"ns/op": {75e6}, "rss-MiB": {10.2}},
-		"BenchmarkPerfHTTP/C=64/direct":           {"calls/s": {24000}},
-		"BenchmarkPerfHTTP/C=64/relay":            {"calls/s": {20000}},
-		"BenchmarkPerfHTTP/C=64/mcpgate":          {"calls/s": {19200}},
-		"BenchmarkPerfHTTP/C=64/tbxark":           {"calls/s": {9600}},
+		"BenchmarkPerfCall/C=1/direct":                 {"p50-us": {143}},
+		"BenchmarkPerfCall/C=1/relay":                  {"p50-us": {214}},
+		"BenchmarkPerfCall/C=1/mcpgate":                {"p50-us": {429}},
+		"BenchmarkPerfCall/C=1/mcpgate-policies":       {"p50-us": {472}},
+		"BenchmarkPerfCallTurns/C=64/relay":            {"calls/s": {18100}},
+		"BenchmarkPerfCallTurns/C=64/mcpgate":          {"calls/s": {17200}},
+		"BenchmarkPerfCallTurns/C=64/mcpgate-policies": {"calls/s": {8600}},
+		"BenchmarkPerfBigResult/50MiB/mcpgate":         {"peak-rss-MiB": {100}},
+		"BenchmarkPerfColdStart/direct":                {"ns/op": {50e6}},
+		"BenchmarkPerfColdStart/mcpgate":               {"ns/op": {75e6}, "rss-MiB": {10.2}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/direct":      {"calls/s": {24000}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/relay":       {"calls/s": {20000}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/mcpgate":     {"calls/s": {19200}},
+		"BenchmarkPerfCallTurns/HTTP-C=64/tbxark":      {"calls/s": {9600}},
 	}
 	var b strings.Builder
 	writeTable(&b, suite(), r)
@@ -47,7 +47,10 @@ func TestShow(t *testing.T) {
 		{showNanos(5.55e6), "5.55 ms"},
 		{showNanos(54.7e6), "54.7 ms"},
 		{showNanos(4.5e9), "4.50 s"},
-		{showMicros(65), "65 µs"},
+		{showMicros(65), "65.0 µs"},
+		{showMicros(8.04), "8.0 µs"},
+		{showMicros(99.94), "99.9 µs"},
+		{showMicros(99.97), "100 µs"},
 		{showRate(37400), "37.4k"},
 		{showRate(532), "532"},
 		{showMiB(12.34), "12.3 MiB"},
@@ -56,6 +59,22 @@ func TestShow(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// A hop's CPU per call is a few µs: its cells show tenths, and its ratio is
+// of the values measured, not of the cells (6.0 and 8.0 would be 1.33×).
+func TestHopCPUPrecision(t *testing.T) {
+	r := results{
+		"BenchmarkPerfCallTurns/C=16/relay":            {"hop-cpu-us/op": {5.96}},
+		"BenchmarkPerfCallTurns/C=16/mcpgate":          {"hop-cpu-us/op": {8.04}},
+		"BenchmarkPerfCallTurns/C=16/mcpgate-policies": {"hop-cpu-us/op": {9.05}},
+	}
+	var b strings.Builder
+	writeTable(&b, suite(), r)
+	want := "| hop CPU per call (user+sys, C=16) | — | 6.0 µs | 8.0 µs (1.35× relay) | ≤ 1.3× relay ✗ | 9.1 µs (+13% ✓) |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the table has no line with\n%s\n%s", want, b.String())
 	}
 }
 
