@@ -22,7 +22,9 @@ func cmdSignalGateway(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	pid, err := strconv.Atoi(gatewayPID(ts, strings.TrimSpace(ts.ReadFile(args[1]))))
 	ts.Check(err)
-	ts.Check(syscall.Kill(pid, signals[args[0]]))
+	gateway, err := os.FindProcess(pid)
+	ts.Check(err)
+	ts.Check(gateway.Signal(signals[args[0]]))
 }
 
 // gatewayPID is the pid of the mcpgate that runs the upstream process pid:

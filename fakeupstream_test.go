@@ -261,7 +261,7 @@ func startSleeper(pidfile string, setsid bool) {
 	self, _ := os.Executable()
 	child := exec.Command(self, "-sleep")
 	child.Args[0] = "fakeupstream"
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	child.SysProcAttr = sleeperProcAttr(setsid)
 	if err := child.Start(); err == nil {
 		os.WriteFile(pidfile, []byte(fmt.Sprint(child.Process.Pid)), 0o644)
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -329,7 +328,9 @@ func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err == nil && pid > 0
 	})
-	ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+	server, err := os.FindProcess(pid)
+	ts.Check(err)
+	ts.Check(server.Kill())
 }
 
 // cmdPerm: perm PATH MODE — succeeds if PATH's permission bits are MODE
@@ -360,7 +361,7 @@ func waitFor(ts *testscript.TestScript, what string, cond func() bool) {
 }
 
 func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
+	if !processExists(pid) {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
