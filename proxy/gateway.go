@@ -116,6 +116,8 @@ type Gateway struct {
 	subCounts    map[subscriber]int               // how many of subs each subscriber is in (see subcount.go)
 	listeners    map[*listener]struct{}           // open subscriptions/listen requests
 	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
+	parkedOf     holderCounts                     // of parked, how many each client holds (see sharecount.go)
+	listensOf    holderCounts                     // of listeners, how many each client holds
 
 	stateKey  [32]byte // signs the requestState of exchanges
 	replica   string   // names this process in them
