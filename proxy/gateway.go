@@ -113,7 +113,7 @@ type Gateway struct {
 	elicitSeq    uint64
 	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
-	subCounts    map[subscriber]int               // how many of subs each subscriber is in (see subcount.go)
+	subsOf       subscriptionIndex                // subs by session and subscriber (see subcount.go)
 	listeners    map[*listener]struct{}           // open subscriptions/listen requests
 	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
 	parkedOf     holderCounts                     // of parked, how many each client holds (see sharecount.go)

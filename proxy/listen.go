@@ -77,7 +77,7 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 		s.g.mu.Lock()
 		s.g.removeListener(l)
 		s.g.mu.Unlock()
-		s.g.unwatchAll(nil, func(sub subscriber) bool { return sub.listen == l })
+		s.g.dropListenSubscriptions(l)
 	}()
 
 	for _, uri := range want.ResourceSubscriptions {
