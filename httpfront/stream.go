@@ -367,7 +367,7 @@ func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, dup := st.posts[id]; dup {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "request id %s is already in use by a request in flight", id)
+		return nil, jsonrpc.ErrIDInUse(id) // its answer would go to that POST
 	}
 	st.posts[id] = p
 	return p, nil
