@@ -109,8 +109,7 @@ type Gateway struct {
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
-	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
-	elicitSeq    uint64
+	elicitations elicitationTable                 // url-mode elicitations → the session asked (see elicittable.go)
 	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
 	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
 	subsOf       subscriptionIndex                // subs by session and subscriber (see subcount.go)
@@ -130,22 +129,21 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	c.SetDefaults() // a config built by hand, not by config.Load, gets them too
 	cfg = &c
 	g := &Gateway{
-		log:          opts.Logger,
-		stderr:       opts.UpstreamStderr,
-		version:      opts.Version,
-		startupWait:  opts.StartupWait,
-		probe:        opts.Probe,
-		wardens:      opts.Wardens,
-		progress:     newProgressTable(),
-		metrics:      newMetrics(),
-		starts:       newStartGate(cfg.StartConcurrency),
-		ready:        make(chan struct{}),
-		warm:         make(chan struct{}),
-		sessions:     map[*session]struct{}{},
-		elicitations: map[elicitationKey]elicitation{},
-		subs:         map[subKey]map[subscriber]string{},
-		listeners:    map[*listener]struct{}{},
-		parked:       map[string]*exchange{},
+		log:         opts.Logger,
+		stderr:      opts.UpstreamStderr,
+		version:     opts.Version,
+		startupWait: opts.StartupWait,
+		probe:       opts.Probe,
+		wardens:     opts.Wardens,
+		progress:    newProgressTable(),
+		metrics:     newMetrics(),
+		starts:      newStartGate(cfg.StartConcurrency),
+		ready:       make(chan struct{}),
+		warm:        make(chan struct{}),
+		sessions:    map[*session]struct{}{},
+		subs:        map[subKey]map[subscriber]string{},
+		listeners:   map[*listener]struct{}{},
+		parked:      map[string]*exchange{},
 	}
 	g.stateKey, g.replica = newStateKey(cfg.Cluster)
 	if g.log == nil {

@@ -191,11 +191,7 @@ const maxSubscriptions = 1024
 func (g *Gateway) dropElicitations(s *session) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for id, e := range g.elicitations {
-		if e.s == s {
-			delete(g.elicitations, id)
-		}
-	}
+	g.elicitations.dropSession(s)
 }
 
 // relayResourceUpdated passes an update to the sessions subscribed to it.
