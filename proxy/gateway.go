@@ -109,14 +109,15 @@ type Gateway struct {
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
-	elicitations elicitationTable                 // url-mode elicitations → the session asked (see elicittable.go)
-	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
-	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
-	subsOf       subscriptionIndex                // subs by session and subscriber (see subcount.go)
-	listeners    map[*listener]struct{}           // open subscriptions/listen requests
-	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
-	parkedOf     holderCounts                     // of parked, how many each client holds (see sharecount.go)
-	listensOf    holderCounts                     // of listeners, how many each client holds
+	elicitations elicitationTable                  // url-mode elicitations → the session asked (see elicittable.go)
+	pinReported  map[pinReport][32]byte            // definitions not as pinned, already told: by the hash told of
+	subs         map[subKey]map[subscriber]string  // upstream URI → who is subscribed → URI as each used it
+	subsOf       subscriptionIndex                 // subs by session and subscriber (see subcount.go)
+	subsByUp     map[*upstream]map[string]struct{} // the URIs in subs, by upstream
+	listeners    map[*listener]struct{}            // open subscriptions/listen requests
+	parked       map[string]*exchange              // exchanges waiting for their clients' input, by id
+	parkedOf     holderCounts                      // of parked, how many each client holds (see sharecount.go)
+	listensOf    holderCounts                      // of listeners, how many each client holds
 
 	stateKey  [32]byte // signs the requestState of exchanges
 	replica   string   // names this process in them

@@ -6,7 +6,9 @@ package proxy
 // one client with 256 listens of 1,024 URIs each holds ~262k of them, and
 // every subscribe, and every session's end, by anyone then scanned them all
 // with the gateway's lock held. So g.subs changes only through these, which
-// keep each session's subscribers, and each subscriber's keys, beside it.
+// keep each session's subscribers, and each subscriber's keys, beside it
+// (and each server's URIs: an isolated instance's reaper asks whether it
+// has subscribers, which walked them all too, for each idle instance).
 
 // subscriptionIndex holds, by session, its subscribers (its own, and each
 // of its listens') and the keys each is subscribed to. A subscriber with no
@@ -43,6 +45,39 @@ func (ix subscriptionIndex) remove(key subKey, sub subscriber) {
 	}
 }
 
+// addURI and removeURI keep g.subsByUp, the URIs of each upstream that
+// have subscribers: whether an idle instance is busy, and what a server is
+// to be subscribed to again, are asked of one server, and must not walk
+// every server's. g.mu held.
+func (g *Gateway) addURI(key subKey) {
+	if g.subsByUp == nil {
+		g.subsByUp = map[*upstream]map[string]struct{}{}
+	}
+	uris := g.subsByUp[key.up]
+	if uris == nil {
+		uris = map[string]struct{}{}
+		g.subsByUp[key.up] = uris
+	}
+	uris[key.uri] = struct{}{}
+}
+
+func (g *Gateway) removeURI(key subKey) {
+	uris := g.subsByUp[key.up]
+	delete(uris, key.uri)
+	if len(uris) == 0 {
+		delete(g.subsByUp, key.up)
+	}
+}
+
+// subscribedURIs returns the URIs of u that have subscribers. g.mu held.
+func (g *Gateway) subscribedURIs(u *upstream) []string {
+	uris := make([]string, 0, len(g.subsByUp[u]))
+	for uri := range g.subsByUp[u] {
+		uris = append(uris, uri)
+	}
+	return uris
+}
+
 // subscriptionsOf counts sub's subscriptions. g.mu held.
 func (g *Gateway) subscriptionsOf(sub subscriber) int { return len(g.subsOf[sub.s][sub]) }
 
@@ -54,6 +89,7 @@ func (g *Gateway) addSubscription(key subKey, sub subscriber, uri string) (first
 	if first {
 		subs = map[subscriber]string{}
 		g.subs[key] = subs
+		g.addURI(key)
 	}
 	if _, already := subs[sub]; !already {
 		g.subsOf.add(key, sub)
@@ -78,15 +114,21 @@ func (g *Gateway) deleteSubscription(key subKey, sub subscriber) (last bool) {
 		return false
 	}
 	delete(g.subs, key)
+	g.removeURI(key)
 	return true
 }
 
 // deleteSubscriptionKey removes key and all its subscribers. g.mu held.
 func (g *Gateway) deleteSubscriptionKey(key subKey) {
-	for sub := range g.subs[key] {
+	subs, ok := g.subs[key]
+	if !ok {
+		return
+	}
+	for sub := range subs {
 		g.subsOf.remove(key, sub)
 	}
 	delete(g.subs, key)
+	g.removeURI(key)
 }
 
 // deleteSubscriber removes all of sub's subscriptions, and returns the keys

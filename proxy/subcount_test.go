@@ -18,8 +18,9 @@ func walkSubscriptions(g *Gateway, sub subscriber) int {
 	return n
 }
 
-// checkSubscriptionIndex fails unless g.subsOf holds exactly what g.subs
-// does, and no session or subscriber without subscriptions in it.
+// checkSubscriptionIndex fails unless g.subsOf and g.subsByUp hold exactly
+// what g.subs does, and no session, subscriber or server without
+// subscriptions.
 func checkSubscriptionIndex(t testing.TB, g *Gateway, when string) {
 	t.Helper()
 	n := 0
@@ -52,6 +53,27 @@ func checkSubscriptionIndex(t testing.TB, g *Gateway, when string) {
 	}
 	if n != 0 {
 		t.Fatalf("%s: the index and the subscriptions differ by %d", when, n)
+	}
+	uris := 0
+	for key := range g.subs {
+		if _, ok := g.subsByUp[key.up][key.uri]; !ok {
+			t.Fatalf("%s: %v has subscribers, and its server's URIs miss it", when, key)
+		}
+		uris++
+	}
+	for u, byURI := range g.subsByUp {
+		if len(byURI) == 0 {
+			t.Fatalf("%s: a server without subscriptions keeps its URIs", when)
+		}
+		for uri := range byURI {
+			if _, ok := g.subs[subKey{u, uri}]; !ok {
+				t.Fatalf("%s: a server's URIs hold %s, which has no subscriber", when, uri)
+			}
+			uris--
+		}
+	}
+	if uris != 0 {
+		t.Fatalf("%s: the servers' URIs and the subscriptions differ by %d", when, uris)
 	}
 }
 
@@ -195,4 +217,38 @@ func walkDeleteSubscribers(g *Gateway, gone func(subscriber) bool) (last []subKe
 		}
 	}
 	return last
+}
+
+// BenchmarkInstanceBusy is what the reaper's check of one idle isolated
+// instance costs under g.mu while other servers hold 262,144
+// subscriptions: a walk of them all, as it was, against its own URIs.
+func BenchmarkInstanceBusy(b *testing.B) {
+	g := &Gateway{subs: map[subKey]map[subscriber]string{}}
+	other, idle := &upstream{g: g}, &upstream{g: g}
+	s := &session{}
+	for l := range 256 {
+		sub := subscriber{s: s, listen: &listener{s: s}}
+		for i := range 1024 {
+			g.addSubscription(subKey{other, fmt.Sprintf("file:///%d/%d", l, i)}, sub, "x")
+		}
+	}
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			for key := range g.subs {
+				if key.up == idle {
+					b.Fatal("busy")
+				}
+			}
+		}
+	})
+	b.Run("indexed", func(b *testing.B) {
+		for b.Loop() {
+			g.mu.Lock()
+			busy := len(g.subsByUp[idle]) > 0
+			g.mu.Unlock()
+			if busy {
+				b.Fatal("busy")
+			}
+		}
+	})
 }

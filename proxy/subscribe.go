@@ -227,12 +227,7 @@ func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
 func (u *upstream) resubscribe() {
 	g := u.g
 	g.mu.Lock()
-	var uris []string
-	for key := range g.subs {
-		if key.up == u {
-			uris = append(uris, key.uri)
-		}
-	}
+	uris := g.subscribedURIs(u)
 	g.mu.Unlock()
 	for _, uri := range uris {
 		ctx, cancel := context.WithTimeout(g.ctx, u.cfg.Timeout)
