@@ -78,7 +78,10 @@ func (p *postWaiter) takeDirect(m postMsg) bool {
 		return false
 	}
 	if m.final {
-		d.answer, d.answered = m, true
+		if p.answerGiven {
+			return false // a second answer to one request: nobody writes it
+		}
+		d.answer, d.answered, p.answerGiven = m, true, true
 		return true
 	}
 	helper := make(chan struct{})

@@ -167,7 +167,11 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 	sseOK := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	post, err := hs.stream.openPost(msg.ID, sseOK)
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, msg.ID, err)
+		// Refused as the session refuses an id in use once its POST is
+		// gone: an answer to the request, and a record of it.
+		refusal := jsonrpc.ToWire(err)
+		f.g.RecordRefused(hs.id, msg, refusal)
+		jsonError(w, http.StatusOK, msg.ID, refusal)
 		return
 	}
 	defer hs.stream.closePost(msg.ID, post)

@@ -367,7 +367,7 @@ func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, dup := st.posts[id]; dup {
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "request id %s is already in use by a request in flight", id)
+		return nil, jsonrpc.ErrIDInUse(id) // its answer would go to that POST
 	}
 	st.posts[id] = p
 	return p, nil
@@ -392,10 +392,11 @@ type postWaiter struct {
 	// ch and gone are made when first asked for (chans), under direct.mu:
 	// a request answered on its POST's goroutine (direct.go), as most
 	// are, never needs them.
-	ch         chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
-	final      chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
-	gone       chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
-	goneClosed bool
+	ch          chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
+	final       chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
+	gone        chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
+	goneClosed  bool
+	answerGiven bool // final took the answer (or direct did): a second one is not taken
 
 	direct directPost // while the request's handler runs on the POST's goroutine (direct.go)
 }
@@ -425,6 +426,10 @@ func (p *postWaiter) allChans() (ch, final chan postMsg, gone chan struct{}) {
 func (p *postWaiter) closeGone() {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
+	p.closeGoneLocked()
+}
+
+func (p *postWaiter) closeGoneLocked() {
 	if p.goneClosed {
 		return
 	}
@@ -470,7 +475,8 @@ func (m postMsg) joined() []byte {
 	return m.msg
 }
 
-// send passes a message to the POST; false if it cannot take it.
+// send passes a message to the POST; false if it will not write it (it
+// has left, or has its answer already).
 func (p *postWaiter) send(m postMsg) bool {
 	if !m.final && !p.sse {
 		return false
@@ -478,28 +484,50 @@ func (p *postWaiter) send(m postMsg) bool {
 	if p.takeDirect(m) {
 		return true
 	}
-	ch, final, gone := p.allChans()
 	if m.final || m.none() {
 		// The one answer never waits for the POST's goroutine to take
 		// it: whoever answers (a server's reader) goes on at once, and
 		// the POST is woken once.
-		select {
-		case <-gone:
-			return false
-		default:
-		}
-		select {
-		case final <- m:
-			return true
-		default:
-			return false // a second answer to one request: nobody takes it
-		}
+		return p.giveAnswer(m)
 	}
+	ch, gone := p.chans()
 	select {
 	case ch <- m:
 		return true
 	case <-gone:
 		return false
+	}
+}
+
+// giveAnswer puts the answer in the POST's slot, unless the POST has left
+// or has an answer already. Under direct.mu, as leave takes the slot's
+// answer: one given before the POST left is written by it (see leave),
+// and none is reported taken after.
+func (p *postWaiter) giveAnswer(m postMsg) bool {
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	if p.goneClosed || p.answerGiven {
+		return false // left, or a second answer to one request: nobody writes it
+	}
+	if p.final == nil {
+		p.final = make(chan postMsg, 1)
+	}
+	p.final <- m // the slot is empty: it takes one answer, once
+	p.answerGiven = true
+	return true
+}
+
+// leave marks the POST as taking nothing more, and returns the answer
+// given to it that it has not taken yet, if any: the POST writes it.
+func (p *postWaiter) leave() (postMsg, bool) {
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	p.closeGoneLocked()
+	select {
+	case m := <-p.final:
+		return m, true
+	default:
+		return postMsg{}, false
 	}
 }
 
@@ -543,7 +571,17 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		}
 		return m.final
 	}
+	// finish is every way out: the POST takes nothing more, and an answer
+	// given before (reported taken) is written, or tried; took reports one.
+	finish := func() (took bool) {
+		m, took := p.leave()
+		if took {
+			write(m)
+		}
+		return took
+	}
 	if first != nil && write(*first) {
+		finish()
 		return answer
 	}
 	ch, final, _ := p.allChans()
@@ -552,13 +590,16 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		select {
 		case m := <-ch:
 			if write(m) {
+				finish()
 				return answer
 			}
 		case m := <-final:
 			write(m)
+			finish()
 			return answer
 		case <-r.Context().Done():
-			return postMsg{} // the client went away; it may still get its answer no other way
+			finish()
+			return answer // the client went away; it may still get its answer no other way
 		case <-ended:
 			if p.owed {
 				// The session ends its calls in flight with errors that
@@ -571,26 +612,28 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 				select {
 				case m := <-ch:
 					if write(m) {
+						finish()
 						return answer
 					}
 					continue
 				case m := <-final:
 					write(m)
+					finish()
 					return answer
 				default:
 				}
 				break
+			}
+			if finish() {
+				return answer
 			}
 			if !streaming {
 				p.endedBeforeAnswer(&cw)
 			}
 			return postMsg{}
 		case <-closed:
-			select { // written before the close
-			case m := <-final:
-				write(m)
+			if finish() { // written before the close
 				return answer
-			default:
 			}
 			if !streaming {
 				p.endedBeforeAnswer(&cw)

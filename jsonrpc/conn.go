@@ -482,7 +482,7 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 	if _, dup := c.incoming[key]; dup {
 		c.mu.Unlock()
 		cork.Flush() // Refused may record it, and wait
-		return c.refuse(msg, fmt.Errorf("%w: request id %s is already in use by a request in flight", ErrInvalidRequest, msg.ID))
+		return c.refuse(msg, ErrIDInUse(msg.ID))
 	}
 	if c.overloaded(msg.Size) {
 		n := len(c.incoming)

@@ -148,7 +148,7 @@ func (x *exchange) park() (json.RawMessage, error) {
 		g.mu.Unlock()
 		return nil, jsonrpc.Errorf(errUnavailable, "upstream %q: the call ended while it asked for input", x.up.name)
 	}
-	g.parked[x.id] = x
+	g.parkExchange(x)
 	g.mu.Unlock()
 	x.progress.retarget(nil, jsonrpc.ID{}, nil) // the client is away until its next round
 	x.mu.Lock()
@@ -169,13 +169,7 @@ func (g *Gateway) roomToPark(x *exchange) error {
 	if len(g.parked) >= maxParked {
 		return jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and mcpgate already holds %d calls waiting for their clients' input, the most it keeps for all clients; retry later", x.up.name, maxParked)
 	}
-	held := 0
-	for _, other := range g.parked {
-		if other.holder == x.holder {
-			held++
-		}
-	}
-	if share := clientShareOf(maxParked); held >= share {
+	if held := g.parkedOf[x.holder]; held >= clientShareOf(maxParked) {
 		return jsonrpc.Errorf(jsonrpc.ErrInternal, "upstream %q asked for input, and this client already has %d calls waiting for its input, the most mcpgate keeps for one client (of %d for all); answer or cancel those first", x.up.name, held, maxParked)
 	}
 	return nil
@@ -199,7 +193,7 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 		current := x.round == st.Round && !x.ended
 		x.mu.Unlock()
 		if current {
-			delete(g.parked, st.Exchange) // one retry at a time: a second one with the same state is refused
+			g.unparkExchange(x) // one retry at a time: a second one with the same state is refused
 		} else {
 			x = nil
 		}
@@ -256,9 +250,7 @@ func (x *exchange) end(why string) {
 	x.pending = nil
 	x.mu.Unlock()
 	x.g.mu.Lock()
-	if x.g.parked[x.id] == x {
-		delete(x.g.parked, x.id)
-	}
+	x.g.unparkExchange(x)
 	x.g.mu.Unlock()
 	x.cancel()
 	close(x.done)

@@ -403,18 +403,7 @@ func (g *Gateway) trackElicitation(u *upstream, params json.RawMessage, s *sessi
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.elicitations) >= maxElicitations {
-		var oldest elicitationKey
-		first := true
-		for k, e := range g.elicitations {
-			if first || e.seq < g.elicitations[oldest].seq {
-				oldest, first = k, false
-			}
-		}
-		delete(g.elicitations, oldest)
-	}
-	g.elicitSeq++
-	g.elicitations[elicitationKey{u, p.ElicitationID}] = elicitation{s, g.elicitSeq}
+	g.elicitations.add(elicitationKey{u, p.ElicitationID}, s)
 }
 
 func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) {
@@ -424,8 +413,7 @@ func (g *Gateway) relayElicitationComplete(u *upstream, params json.RawMessage) 
 	json.Unmarshal(params, &p)
 	key := elicitationKey{u, p.ElicitationID}
 	g.mu.Lock()
-	s := g.elicitations[key].s
-	delete(g.elicitations, key)
+	s := g.elicitations.take(key)
 	g.mu.Unlock()
 	if s == nil {
 		u.log.Warn("dropped notifications/elicitation/complete for an unknown elicitation", "elicitationId", p.ElicitationID)

@@ -109,13 +109,15 @@ type Gateway struct {
 
 	mu           sync.Mutex
 	sessions     map[*session]struct{}
-	elicitations map[elicitationKey]elicitation // url-mode elicitations → the session asked
-	elicitSeq    uint64
-	pinReported  map[pinReport][32]byte           // definitions not as pinned, already told: by the hash told of
-	subs         map[subKey]map[subscriber]string // upstream URI → who is subscribed → URI as each used it
-	subCounts    map[subscriber]int               // how many of subs each subscriber is in (see subcount.go)
-	listeners    map[*listener]struct{}           // open subscriptions/listen requests
-	parked       map[string]*exchange             // exchanges waiting for their clients' input, by id
+	elicitations elicitationTable                  // url-mode elicitations → the session asked (see elicittable.go)
+	pinReported  map[pinReport][32]byte            // definitions not as pinned, already told: by the hash told of
+	subs         map[subKey]map[subscriber]string  // upstream URI → who is subscribed → URI as each used it
+	subsOf       subscriptionIndex                 // subs by session and subscriber (see subcount.go)
+	subsByUp     map[*upstream]map[string]struct{} // the URIs in subs, by upstream
+	listeners    map[*listener]struct{}            // open subscriptions/listen requests
+	parked       map[string]*exchange              // exchanges waiting for their clients' input, by id
+	parkedOf     holderCounts                      // of parked, how many each client holds (see sharecount.go)
+	listensOf    holderCounts                      // of listeners, how many each client holds
 
 	stateKey  [32]byte // signs the requestState of exchanges
 	replica   string   // names this process in them
@@ -128,22 +130,21 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	c.SetDefaults() // a config built by hand, not by config.Load, gets them too
 	cfg = &c
 	g := &Gateway{
-		log:          opts.Logger,
-		stderr:       opts.UpstreamStderr,
-		version:      opts.Version,
-		startupWait:  opts.StartupWait,
-		probe:        opts.Probe,
-		wardens:      opts.Wardens,
-		progress:     newProgressTable(),
-		metrics:      newMetrics(),
-		starts:       newStartGate(cfg.StartConcurrency),
-		ready:        make(chan struct{}),
-		warm:         make(chan struct{}),
-		sessions:     map[*session]struct{}{},
-		elicitations: map[elicitationKey]elicitation{},
-		subs:         map[subKey]map[subscriber]string{},
-		listeners:    map[*listener]struct{}{},
-		parked:       map[string]*exchange{},
+		log:         opts.Logger,
+		stderr:      opts.UpstreamStderr,
+		version:     opts.Version,
+		startupWait: opts.StartupWait,
+		probe:       opts.Probe,
+		wardens:     opts.Wardens,
+		progress:    newProgressTable(),
+		metrics:     newMetrics(),
+		starts:      newStartGate(cfg.StartConcurrency),
+		ready:       make(chan struct{}),
+		warm:        make(chan struct{}),
+		sessions:    map[*session]struct{}{},
+		subs:        map[subKey]map[subscriber]string{},
+		listeners:   map[*listener]struct{}{},
+		parked:      map[string]*exchange{},
 	}
 	g.stateKey, g.replica = newStateKey(cfg.Cluster)
 	if g.log == nil {

@@ -280,12 +280,7 @@ func (u *upstream) busy() bool {
 	}
 	u.g.mu.Lock()
 	defer u.g.mu.Unlock()
-	for key := range u.g.subs {
-		if key.up == u {
-			return true
-		}
-	}
-	return false
+	return len(u.g.subsByUp[u]) > 0
 }
 
 // reapInterval is how often idle instances are looked for: often enough

@@ -71,13 +71,13 @@ func (s *session) listen(ctx context.Context, params json.RawMessage, rec *audit
 		s.g.mu.Unlock()
 		return nil, err
 	}
-	s.g.listeners[l] = struct{}{}
+	s.g.addListener(l)
 	s.g.mu.Unlock()
 	defer func() {
 		s.g.mu.Lock()
-		delete(s.g.listeners, l)
+		s.g.removeListener(l)
 		s.g.mu.Unlock()
-		s.g.unwatchAll(nil, func(sub subscriber) bool { return sub.listen == l })
+		s.g.dropListenSubscriptions(l)
 	}()
 
 	for _, uri := range want.ResourceSubscriptions {
@@ -110,13 +110,7 @@ func (g *Gateway) roomForListen(holder string) error {
 	if len(g.listeners) >= maxListeners {
 		return jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: mcpgate keeps at most %d listen requests open for all clients; retry later", maxListeners)
 	}
-	held := 0
-	for l := range g.listeners {
-		if l.holder == holder {
-			held++
-		}
-	}
-	if share := clientShareOf(maxListeners); held >= share {
+	if held := g.listensOf[holder]; held >= clientShareOf(maxListeners) {
 		return jsonrpc.Errorf(jsonrpc.ErrInternal, "Subscription limit reached: this client has %d listen requests open, the most mcpgate keeps for one client (of %d for all); cancel some, or listen for several things on one", held, maxListeners)
 	}
 	return nil

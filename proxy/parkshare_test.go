@@ -25,7 +25,7 @@ func TestParkedCallsPerClientShare(t *testing.T) {
 		if err := g.roomToPark(x); err != nil {
 			t.Fatalf("call %d of client a refused: %v", len(g.parked)+1, err)
 		}
-		g.parked[x.id] = x
+		g.parkExchange(x)
 	}
 	err := g.roomToPark(park("bearer:a"))
 	if err == nil || !strings.Contains(err.Error(), "the most mcpgate keeps for one client") || !strings.Contains(err.Error(), `upstream "asker"`) {
@@ -37,7 +37,7 @@ func TestParkedCallsPerClientShare(t *testing.T) {
 			if err := g.roomToPark(x); err != nil {
 				t.Fatalf("call %d (client %s) refused: %v", len(g.parked)+1, holder, err)
 			}
-			g.parked[x.id] = x
+			g.parkExchange(x)
 		}
 	}
 	if err := g.roomToPark(park("session:e")); err == nil || !strings.Contains(err.Error(), "for all clients") {

@@ -175,17 +175,7 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 // invalid): a flood the gateway refuses is seen in the audit trail and the
 // metrics like any request.
 func (s *session) refused(msg *jsonrpc.Message, err *jsonrpc.Error) {
-	method := msg.Method
-	if method == "" {
-		method = "(unreadable)"
-	}
-	rec := &auditRecord{Session: s.id, Method: method, Server: "mcpgate", ID: json.RawMessage(msg.ID.String()), BytesIn: msg.Size,
-		Outcome: "error", Error: &auditError{Code: err.Code, Message: s.g.redact(err.Message)}, BytesOut: responseSize(msg.ID, nil, err)}
-	if !msg.ID.IsValid() {
-		rec.ID = json.RawMessage("null")
-	}
-	s.g.metrics.observe(rec)
-	s.g.audit.write(rec)
+	s.g.recordRefused(s.id, msg, err)
 }
 
 func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, rec *auditRecord) (res json.RawMessage, err error) {

@@ -131,16 +131,27 @@ func (g *Gateway) removeSubscriber(key subKey, sub subscriber) bool {
 // dropSubscriptions unsubscribes a session that has gone (and each of its
 // listen requests); URIs nobody else watches are unsubscribed upstream.
 func (g *Gateway) dropSubscriptions(s *session) {
-	g.unwatchAll(s, func(sub subscriber) bool { return sub.s == s })
+	g.mu.Lock()
+	last := g.deleteSessionSubscribers(s)
+	g.mu.Unlock()
+	g.unwatchLast(s, last)
 }
 
-// unwatchAll removes the subscribers gone says are gone; URIs nobody else
-// watches are unsubscribed upstream (except from the instance of a server
-// isolated for session s, which stops with it).
-func (g *Gateway) unwatchAll(s *session, gone func(subscriber) bool) {
+// dropListenSubscriptions unsubscribes a listen request that has ended.
+func (g *Gateway) dropListenSubscriptions(l *listener) {
 	g.mu.Lock()
-	last := g.deleteSubscribersWhere(gone)
+	last := g.deleteSubscriber(subscriber{s: l.s, listen: l})
 	g.mu.Unlock()
+	g.unwatchLast(nil, last)
+}
+
+// unwatchLast unsubscribes upstream the URIs nobody watches any more
+// (except from the instance of a server isolated for session s, which
+// stops with it).
+func (g *Gateway) unwatchLast(s *session, last []subKey) {
+	if len(last) == 0 {
+		return
+	}
 	// All at once, within one stop_grace: a session with many
 	// subscriptions to a server that does not answer must not hold up its
 	// end (or mcpgate's) by stop_grace each.
@@ -180,11 +191,7 @@ const maxSubscriptions = 1024
 func (g *Gateway) dropElicitations(s *session) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for id, e := range g.elicitations {
-		if e.s == s {
-			delete(g.elicitations, id)
-		}
-	}
+	g.elicitations.dropSession(s)
 }
 
 // relayResourceUpdated passes an update to the sessions subscribed to it.
@@ -220,12 +227,7 @@ func (g *Gateway) relayResourceUpdated(u *upstream, params json.RawMessage) {
 func (u *upstream) resubscribe() {
 	g := u.g
 	g.mu.Lock()
-	var uris []string
-	for key := range g.subs {
-		if key.up == u {
-			uris = append(uris, key.uri)
-		}
-	}
+	uris := g.subscribedURIs(u)
 	g.mu.Unlock()
 	for _, uri := range uris {
 		ctx, cancel := context.WithTimeout(g.ctx, u.cfg.Timeout)

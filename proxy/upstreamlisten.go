@@ -71,11 +71,7 @@ func (u *upstream) listenFilterFor() listenFilter {
 		}
 	}
 	u.g.mu.Lock()
-	for key := range u.g.subs {
-		if key.up == u {
-			f.ResourceSubscriptions = append(f.ResourceSubscriptions, key.uri)
-		}
-	}
+	f.ResourceSubscriptions = append(f.ResourceSubscriptions, u.g.subscribedURIs(u)...)
 	u.g.mu.Unlock()
 	slices.Sort(f.ResourceSubscriptions)
 	return f
