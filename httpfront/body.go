@@ -102,6 +102,10 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		return nil, false
 	}
 	setReadDeadline(w, time.Time{})
+	// Closed once read to its end: net/http then knows it is done with,
+	// and does not read it again, to its end, before the answer
+	// (chunkWriter's discard, with a buffer and an allocation per request).
+	r.Body.Close()
 	return oneLine(body), true
 }
 

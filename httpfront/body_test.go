@@ -183,3 +183,33 @@ func TestSmallBodyBufferFitsIt(t *testing.T) {
 		}
 	}
 }
+
+// closeCounter is a request body that counts its closes.
+type closeCounter struct {
+	io.Reader
+	closes int
+}
+
+func (c *closeCounter) Close() error { c.closes++; return nil }
+
+// A body read to its end is closed by readBody: net/http, seeing it
+// closed at its end, does not read it again before the answer (its
+// discard of what a handler left costs a buffer and an allocation per
+// request). One over the limit is left open: what is left of it is still
+// on the wire, and net/http decides what becomes of the connection.
+func TestBodyClosedOnceRead(t *testing.T) {
+	front, _ := newTestFront(t, proxy.Options{}, nil)
+	limit := front.g.Config().MaxMessage
+	for _, tc := range []struct {
+		size   int
+		closed bool
+	}{{100, true}, {limit + 5, false}} {
+		body := &closeCounter{Reader: bytes.NewReader(bytes.Repeat([]byte{' '}, tc.size))}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Body, r.ContentLength = body, int64(tc.size)
+		front.readBody(httptest.NewRecorder(), r)
+		if got := body.closes > 0; got != tc.closed {
+			t.Errorf("a body of %d bytes (limit %d): closed %v, want %v", tc.size, limit, got, tc.closed)
+		}
+	}
+}
