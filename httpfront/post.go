@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/mcpheader"
 	"github.com/mcpgate/mcpgate/internal/rawjson"
@@ -14,7 +15,7 @@ import (
 func (f *Front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
-		f.servePost(w, r)
+		f.servePost(w, r, time.Time{})
 	case http.MethodGet, http.MethodDelete:
 		if r.Header.Get(headerSession) == "" {
 			// Only a legacy session has a stream to GET or an end to
@@ -49,7 +50,10 @@ func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
 // lists "unknown method" among the errors only a modern server returns.
 var errNoSession = jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "missing %s header: send initialize first, then the session id it returned", headerSession)
 
-func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
+// servePost serves a POST to the MCP path. written is the write deadline
+// set for it as it came (ServeHTTP's), zero when not known: its answer,
+// written soon after, need not set it again (clientWriter.answerDeadline).
+func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.Time) {
 	var hs *httpSession
 	if r.Header.Get(headerSession) != "" && !isModernVersion(r.Header.Get(headerProtocol)) {
 		// Before the body: a POST to an unknown session costs no read.
@@ -106,13 +110,13 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f.serveSessionPost(w, r, hs, msg, body, batch)
+	f.serveSessionPost(w, r, hs, msg, body, batch, written)
 }
 
 // serveSessionPost serves a legacy POST: in the session hs (looked up
 // already, and in use), in the one its header names, or, for initialize,
-// in a new one.
-func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool) {
+// in a new one. written is servePost's.
+func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool, written time.Time) {
 	var err error
 	if hs == nil && r.Header.Get(headerSession) != "" {
 		var status int
@@ -165,7 +169,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		return
 	}
 	sseOK := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	post, err := hs.stream.openPost(msg.ID, sseOK)
+	post, err := hs.stream.openPostWritten(msg.ID, sseOK, written)
 	if err != nil {
 		jsonError(w, http.StatusBadRequest, msg.ID, err)
 		return
