@@ -26,7 +26,7 @@ func (f *Front) admitted(w http.ResponseWriter, r *http.Request) bool {
 	if !f.originAdmitted(w, r) {
 		return false
 	}
-	if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
+	if len(f.cfg.Tokens) > 0 && !f.tokenValid(header(r.Header, headerAuthorization)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
 		http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
 		return false
@@ -51,7 +51,7 @@ func (f *Front) originAdmitted(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
 		return false
 	}
-	if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o) {
+	if o := header(r.Header, headerOrigin); o != "" && !f.originAllowed(o) {
 		http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
 		return false
 	}

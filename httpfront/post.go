@@ -17,7 +17,7 @@ func (f *Front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		f.servePost(w, r, time.Time{})
 	case http.MethodGet, http.MethodDelete:
-		if r.Header.Get(headerSession) == "" {
+		if header(r.Header, headerSession) == "" {
 			// Only a legacy session has a stream to GET or an end to
 			// DELETE; the modern era has neither, and its spec answers 405.
 			w.Header().Set("Allow", http.MethodPost)
@@ -55,7 +55,7 @@ var errNoSession = jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "missing %s header:
 // written soon after, need not set it again (clientWriter.answerDeadline).
 func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.Time) {
 	var hs *httpSession
-	if r.Header.Get(headerSession) != "" && !isModernVersion(r.Header.Get(headerProtocol)) {
+	if header(r.Header, headerSession) != "" && !isModernVersion(header(r.Header, headerProtocol)) {
 		// Before the body: a POST to an unknown session costs no read.
 		// (A modern request's session id is ignored, and its body read:
 		// one that claims the modern era without saying so in its
@@ -100,7 +100,7 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.T
 			f.serveModern(w, r, msg, claim, len(body))
 			return
 		}
-		if v := r.Header.Get(headerProtocol); isModernVersion(v) {
+		if v := header(r.Header, headerProtocol); isModernVersion(v) {
 			if msg.IsRequest() {
 				jsonError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.ErrInvalidParams,
 					"the %s header names protocol %s, but the request has no _meta envelope: a request of that protocol carries %q and the client's capabilities in params._meta", mcpheader.ProtocolVersion, quoteShort(v), metaProtocolVersion))
@@ -118,7 +118,7 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.T
 // in a new one. written is servePost's.
 func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool, written time.Time) {
 	var err error
-	if hs == nil && r.Header.Get(headerSession) != "" {
+	if hs == nil && header(r.Header, headerSession) != "" {
 		var status int
 		if hs, status, err = f.lookup(r); err != nil {
 			http.Error(w, err.Error(), status)
@@ -168,7 +168,7 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	sseOK := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	sseOK := strings.Contains(header(r.Header, headerAccept), "text/event-stream")
 	post, err := hs.stream.openPostWritten(msg.ID, sseOK, written)
 	if err != nil {
 		jsonError(w, http.StatusBadRequest, msg.ID, err)
