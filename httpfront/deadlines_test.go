@@ -27,9 +27,9 @@ func TestAnswerKeepsTheRequestsFreshWriteDeadline(t *testing.T) {
 	const timeout = time.Minute
 	now := time.Now()
 	for _, tc := range []struct {
-		name    string
-		written time.Time
-		setAgain  bool // a new deadline is set
+		name     string
+		written  time.Time
+		setAgain bool // a new deadline is set
 	}{
 		{"just set", now.Add(timeout), false},
 		{"none known", time.Time{}, true},
