@@ -440,18 +440,44 @@ func (p *postWaiter) answerChans() (ch, final chan postMsg) {
 	return p.ch, p.final
 }
 
-// answerSlot returns the answer's slot, made if need be; ok is false once
-// nobody takes the answer (gone is closed).
-func (p *postWaiter) answerSlot() (final chan postMsg, ok bool) {
+// sendAnswer is send for the answer: kept for the handler still running on
+// the POST's goroutine with no helper (as takeDirect keeps it), else put
+// in its slot; both under one lock, taken once for every call.
+func (p *postWaiter) sendAnswer(m postMsg) bool {
+	d := &p.direct
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running && d.helper == nil {
+		d.answer, d.answered = m, true
+		return true
+	}
+	return p.putAnswerLocked(m)
+}
+
+// putAnswer puts m in the answer's slot, made if need be; false once
+// nobody takes the answer (gone is closed), or when the slot is full.
+func (p *postWaiter) putAnswer(m postMsg) bool {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
+	return p.putAnswerLocked(m)
+}
+
+// putAnswerLocked is putAnswer with direct.mu held. The one answer never
+// waits for the POST's goroutine to take it: whoever answers (a server's
+// reader) goes on at once, and the POST is woken once.
+func (p *postWaiter) putAnswerLocked(m postMsg) bool {
 	if p.goneClosed {
-		return nil, false
+		return false
 	}
 	if p.final == nil {
 		p.final = make(chan postMsg, 1)
 	}
-	return p.final, true
+	select {
+	case p.final <- m:
+		return true
+	default:
+		return false // a second answer to one request: nobody takes it
+	}
 }
 
 func (p *postWaiter) closeGone() {
@@ -507,23 +533,16 @@ func (p *postWaiter) send(m postMsg) bool {
 	if !m.final && !p.sse {
 		return false
 	}
+	if m.final {
+		return p.sendAnswer(m)
+	}
 	if p.takeDirect(m) {
 		return true
 	}
-	if m.final || m.none() {
-		// The one answer never waits for the POST's goroutine to take
-		// it: whoever answers (a server's reader) goes on at once, and
-		// the POST is woken once.
-		final, ok := p.answerSlot()
-		if !ok {
-			return false
-		}
-		select {
-		case final <- m:
-			return true
-		default:
-			return false // a second answer to one request: nobody takes it
-		}
+	if m.none() {
+		// No answer comes: said as an answer is (the helper takeDirect
+		// started, if the handler still runs, writes it).
+		return p.putAnswer(m)
 	}
 	ch, gone := p.chans()
 	select {
