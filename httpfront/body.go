@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
@@ -25,38 +25,40 @@ const bodyBudgetBytes = 256 << 20
 // reserves what its body may take (Content-Length, or the message limit
 // when the length is not given) before reading, and gives it back after:
 // the body read is then the session's (bounded by its queues), or gone.
+//
+// Every POST reserves and gives back twice (its read, then its request
+// held while it runs), on one count for the whole front: a compare-and-swap
+// on it, not a lock taken and released (two atomic writes on a line every
+// core shares).
 type bodyBudget struct {
-	mu       sync.Mutex
-	max      int64 // bodyBudgetBytes, or the message limit if larger
-	reading  int64 // reserved by the reads in progress
-	refusing bool  // a read was refused since the last one allowed: the episode is logged
+	max      int64        // bodyBudgetBytes, or the message limit if larger
+	reading  atomic.Int64 // reserved by the reads in progress
+	refusing atomic.Bool  // a read was refused since the last one allowed: the episode is logged
 }
 
 // reserve takes n bytes if they fit; first reports the first refusal of an
 // episode.
 func (b *bodyBudget) reserve(n int64) (ok, first bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.reading+n > b.max {
-		first = !b.refusing
-		b.refusing = true
-		return false, first
+	for {
+		reading := b.reading.Load()
+		if reading+n > b.max {
+			return false, !b.refusing.Swap(true)
+		}
+		if b.reading.CompareAndSwap(reading, reading+n) {
+			if b.refusing.Load() {
+				b.refusing.Store(false)
+			}
+			return true, false
+		}
 	}
-	b.reading += n
-	b.refusing = false
-	return true, false
 }
 
 func (b *bodyBudget) release(n int64) {
-	b.mu.Lock()
-	b.reading -= n
-	b.mu.Unlock()
+	b.reading.Add(-n)
 }
 
 func (b *bodyBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.reading
+	return b.reading.Load()
 }
 
 // readBody reads a request body up to the message limit, within the
@@ -102,6 +104,10 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		return nil, false
 	}
 	setReadDeadline(w, time.Time{})
+	// Closed once read to its end: net/http then knows it is done with,
+	// and does not read it again, to its end, before the answer
+	// (chunkWriter's discard, with a buffer and an allocation per request).
+	r.Body.Close()
 	return oneLine(body), true
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,5 +182,76 @@ func TestSmallBodyBufferFitsIt(t *testing.T) {
 				t.Errorf("a body of %d bytes was read into a buffer of %d", size, cap(got))
 			}
 		}
+	}
+}
+
+// closeCounter is a request body that counts its closes.
+type closeCounter struct {
+	io.Reader
+	closes int
+}
+
+func (c *closeCounter) Close() error { c.closes++; return nil }
+
+// A body read to its end is closed by readBody: net/http, seeing it
+// closed at its end, does not read it again before the answer (its
+// discard of what a handler left costs a buffer and an allocation per
+// request). One over the limit is left open: what is left of it is still
+// on the wire, and net/http decides what becomes of the connection.
+func TestBodyClosedOnceRead(t *testing.T) {
+	front, _ := newTestFront(t, proxy.Options{}, nil)
+	limit := front.g.Config().MaxMessage
+	for _, tc := range []struct {
+		size   int
+		closed bool
+	}{{100, true}, {limit + 5, false}} {
+		body := &closeCounter{Reader: bytes.NewReader(bytes.Repeat([]byte{' '}, tc.size))}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Body, r.ContentLength = body, int64(tc.size)
+		front.readBody(httptest.NewRecorder(), r)
+		if got := body.closes > 0; got != tc.closed {
+			t.Errorf("a body of %d bytes (limit %d): closed %v, want %v", tc.size, limit, got, tc.closed)
+		}
+	}
+}
+
+// The body budget's count, taken and given back by many POSTs at once,
+// never passes its max and ends at zero: a reservation that fits is never
+// lost to another's, and one that does not fit takes nothing.
+func TestBodyBudgetUnderConcurrency(t *testing.T) {
+	b := &bodyBudget{max: 1000}
+	var wg sync.WaitGroup
+	var over atomic.Int64
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				n := int64(1 + (g*131+i*17)%300)
+				if ok, _ := b.reserve(n); ok {
+					if in := b.inUse(); in > b.max {
+						over.Store(in)
+					}
+					b.release(n)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if in := over.Load(); in != 0 {
+		t.Errorf("the budget of %d held %d at once", b.max, in)
+	}
+	if in := b.inUse(); in != 0 {
+		t.Errorf("all given back, the budget still counts %d", in)
+	}
+	if ok, first := b.reserve(b.max + 1); ok || !first {
+		t.Errorf("more than the budget: ok %v, first refusal %v; want refused, first", ok, first)
+	}
+	if ok, first := b.reserve(b.max + 1); ok || first {
+		t.Errorf("refused again: ok %v, first %v; want refused, not first", ok, first)
+	}
+	if ok, _ := b.reserve(b.max); !ok {
+		t.Error("the whole budget, free, was refused")
+	}
+	if _, first := b.reserve(1); !first {
+		t.Error("after an allowed read, a refusal starts a new episode")
 	}
 }

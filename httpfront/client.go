@@ -21,7 +21,7 @@ func (f *Front) clientOf(r *http.Request) string {
 	if len(f.cfg.Tokens) == 0 {
 		return ""
 	}
-	_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	_, token, _ := strings.Cut(header(r.Header, headerAuthorization), " ")
 	token = strings.TrimLeft(token, " ")
 	if i := tokenIndex(f.cfg.Tokens, token); i >= 0 {
 		return f.tokenClients()[i] // the usual case: the guard let only such tokens in

@@ -17,11 +17,32 @@ import (
 type clientWriter struct {
 	w       http.ResponseWriter
 	timeout time.Duration
+	// written is the write deadline set already for the request (zero:
+	// none known): a whole answer that comes soon after it (json) keeps
+	// it, rather than set one almost the same again (a timer's reset).
+	written time.Time
 }
 
 func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter {
-	return clientWriter{w, timeout}
+	return clientWriter{w: w, timeout: timeout}
 }
+
+// answerDeadline sets the write deadline for a whole answer, unless the
+// one set as the request came (written) is still at least 15/16 of the
+// timeout away (writtenKeptPart).
+func (cw clientWriter) answerDeadline() {
+	now := time.Now()
+	if !cw.written.IsZero() && cw.written.Sub(now) >= cw.timeout-cw.timeout/writtenKeptPart {
+		return
+	}
+	setWriteDeadline(cw.w, now.Add(cw.timeout))
+}
+
+// writtenKeptPart: a write deadline set already is kept for a whole answer
+// while no more than this part of the timeout has passed since (a 16th:
+// 3.75 s of the minute), so that the answer still has at least 15/16 of
+// the timeout.
+const writtenKeptPart = 16
 
 // write runs fn with the deadline set, then flushes.
 func (cw clientWriter) write(fn func() error) error {
@@ -47,7 +68,7 @@ func (cw clientWriter) status(code int) error {
 // head, the result, the closing brace) one after the other: a result of
 // many megabytes is not copied into one buffer first.
 func (cw clientWriter) json(code int, parts ...[]byte) error {
-	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
+	cw.answerDeadline()
 	size := 0
 	for _, p := range parts {
 		size += len(p)

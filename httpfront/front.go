@@ -62,9 +62,8 @@ type Front struct {
 	mux  *http.ServeMux
 	addr string // the listen address, for the default allowed hosts
 
-	// mcp is the mux's handler of cfg.Path; a POST to that path goes to it
-	// without the mux's match when postDirect (the mux would pick it).
-	mcp        http.Handler
+	// A POST to cfg.Path is served without the mux's match when
+	// postDirect (the mux would pick its handler, serveMCP behind guard).
 	postDirect bool
 	// allowedHost is the last Host value found allowed: the one a client
 	// sends on every request, checked once.
@@ -105,8 +104,7 @@ func New(g *proxy.Gateway, listenAddr string) *Front {
 	f.bodies.max = max(bodyBudgetBytes, heldCost(g.Config().MaxMessage)+1) // one request of any allowed size fits, held while it runs
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
-	f.mcp = f.guard(http.HandlerFunc(f.serveMCP))
-	f.mux.Handle(cfg.Path, f.mcp)
+	f.mux.Handle(cfg.Path, f.guard(http.HandlerFunc(f.serveMCP)))
 	f.mux.Handle("GET /sse", f.guard(http.HandlerFunc(f.serveLegacyStream)))
 	f.mux.Handle("POST /messages", f.guard(http.HandlerFunc(f.serveLegacyPost)))
 	// Health and readiness need no token (probes have none), but they pass
@@ -127,7 +125,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// each message for those that wait or stream (they set their own).
 	// This also clears a deadline an earlier request on the connection set.
 	now := time.Now()
-	setWriteDeadline(w, now.Add(f.writeTimeout))
+	written := now.Add(f.writeTimeout)
+	setWriteDeadline(w, written)
 	if r.ContentLength != 0 {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
@@ -137,7 +136,11 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		setReadDeadline(w, now.Add(f.bodyTimeout))
 	}
 	if f.postDirect && r.Method == http.MethodPost && r.URL.Path == f.cfg.Path {
-		f.mcp.ServeHTTP(w, r) // every call: what the mux would pick, without its match
+		// Every call: what the mux would pick, without its match, and
+		// told the write deadline just set.
+		if f.admitted(w, r) {
+			f.servePost(w, r, written)
+		}
 		return
 	}
 	f.mux.ServeHTTP(w, r)

@@ -13,30 +13,49 @@ import (
 // guard checks what every MCP request must pass: the Host (DNS
 // rebinding), the Origin, and the bearer token.
 func (f *Front) guard(next http.Handler) http.Handler {
-	return f.checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(f.cfg.Tokens) > 0 && !f.tokenValid(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
-			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
-			return
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.admitted(w, r) {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
-	}))
+	})
+}
+
+// admitted is guard's check: false when the request is refused, and
+// answered so.
+func (f *Front) admitted(w http.ResponseWriter, r *http.Request) bool {
+	if !f.originAdmitted(w, r) {
+		return false
+	}
+	if len(f.cfg.Tokens) > 0 && !f.tokenValid(header(r.Header, headerAuthorization)) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+		http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+		return false
+	}
+	return true
 }
 
 // checkOrigin checks the Host (DNS rebinding) and the Origin: what every
 // request must pass, with a token or without.
 func (f *Front) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !f.hostAllowed(r.Host) {
-			http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
-			return
+		if f.originAdmitted(w, r) {
+			next.ServeHTTP(w, r)
 		}
-		if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o) {
-			http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// originAdmitted is checkOrigin's check: false when the request is
+// refused, and answered so.
+func (f *Front) originAdmitted(w http.ResponseWriter, r *http.Request) bool {
+	if !f.hostAllowed(r.Host) {
+		http.Error(w, fmt.Sprintf("Host %q is not allowed (see allowed_hosts)", r.Host), http.StatusForbidden)
+		return false
+	}
+	if o := header(r.Header, headerOrigin); o != "" && !f.originAllowed(o) {
+		http.Error(w, fmt.Sprintf("Origin %q is not allowed (see allowed_origins)", o), http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 // tokenValid checks an Authorization header (see BearerValid).

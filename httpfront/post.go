@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/mcpheader"
 	"github.com/mcpgate/mcpgate/internal/rawjson"
@@ -14,9 +15,9 @@ import (
 func (f *Front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
-		f.servePost(w, r)
+		f.servePost(w, r, time.Time{})
 	case http.MethodGet, http.MethodDelete:
-		if r.Header.Get(headerSession) == "" {
+		if header(r.Header, headerSession) == "" {
 			// Only a legacy session has a stream to GET or an end to
 			// DELETE; the modern era has neither, and its spec answers 405.
 			w.Header().Set("Allow", http.MethodPost)
@@ -49,9 +50,12 @@ func jsonError(w http.ResponseWriter, status int, id jsonrpc.ID, err error) {
 // lists "unknown method" among the errors only a modern server returns.
 var errNoSession = jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "missing %s header: send initialize first, then the session id it returned", headerSession)
 
-func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
+// servePost serves a POST to the MCP path. written is the write deadline
+// set for it as it came (ServeHTTP's), zero when not known: its answer,
+// written soon after, need not set it again (clientWriter.answerDeadline).
+func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.Time) {
 	var hs *httpSession
-	if r.Header.Get(headerSession) != "" && !isModernVersion(r.Header.Get(headerProtocol)) {
+	if header(r.Header, headerSession) != "" && !isModernVersion(header(r.Header, headerProtocol)) {
 		// Before the body: a POST to an unknown session costs no read.
 		// (A modern request's session id is ignored, and its body read:
 		// one that claims the modern era without saying so in its
@@ -96,7 +100,7 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 			f.serveModern(w, r, msg, claim, len(body))
 			return
 		}
-		if v := r.Header.Get(headerProtocol); isModernVersion(v) {
+		if v := header(r.Header, headerProtocol); isModernVersion(v) {
 			if msg.IsRequest() {
 				jsonError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.ErrInvalidParams,
 					"the %s header names protocol %s, but the request has no _meta envelope: a request of that protocol carries %q and the client's capabilities in params._meta", mcpheader.ProtocolVersion, quoteShort(v), metaProtocolVersion))
@@ -106,15 +110,15 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f.serveSessionPost(w, r, hs, msg, body, batch)
+	f.serveSessionPost(w, r, hs, msg, body, batch, written)
 }
 
 // serveSessionPost serves a legacy POST: in the session hs (looked up
 // already, and in use), in the one its header names, or, for initialize,
-// in a new one.
-func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool) {
+// in a new one. written is servePost's.
+func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool, written time.Time) {
 	var err error
-	if hs == nil && r.Header.Get(headerSession) != "" {
+	if hs == nil && header(r.Header, headerSession) != "" {
 		var status int
 		if hs, status, err = f.lookup(r); err != nil {
 			http.Error(w, err.Error(), status)
@@ -164,8 +168,8 @@ func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *htt
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	sseOK := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	post, err := hs.stream.openPost(msg.ID, sseOK)
+	sseOK := strings.Contains(header(r.Header, headerAccept), "text/event-stream")
+	post, err := hs.stream.openPostWritten(msg.ID, sseOK, written)
 	if err != nil {
 		// Refused as the session refuses an id in use once its POST is
 		// gone: an answer to the request, and a record of it.

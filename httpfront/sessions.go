@@ -133,6 +133,14 @@ func (f *Front) expired(hs *httpSession, now time.Time) bool {
 	return idle && now.Sub(last) > f.cfg.SessionIdle
 }
 
+// expiredNow is expired at the time now, read only for an idle session: a
+// session in use, as one with requests in flight is, is not expired
+// whatever the time.
+func (f *Front) expiredNow(hs *httpSession) bool {
+	last, idle := hs.idleSince()
+	return idle && time.Since(last) > f.cfg.SessionIdle
+}
+
 func (f *Front) endExpired(expired []*httpSession) {
 	for _, hs := range expired {
 		f.g.Logger().Info("HTTP session expired", "session", hs.id, "idle", f.cfg.SessionIdle)
@@ -143,13 +151,13 @@ func (f *Front) endExpired(expired []*httpSession) {
 // lookup finds the session a request names, and checks the protocol
 // version it says it speaks.
 func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
-	id := r.Header.Get(headerSession)
+	id := header(r.Header, headerSession)
 	if id == "" {
 		return nil, http.StatusBadRequest, fmt.Errorf("missing %s header", headerSession)
 	}
 	f.mu.Lock()
 	hs := f.sessions[id]
-	if hs != nil && f.expired(hs, time.Now()) {
+	if hs != nil && f.expiredNow(hs) {
 		// Past its idle time it is gone, whether or not the janitor has
 		// come by yet: how late it runs on a loaded machine is no part
 		// of what session_idle means.
@@ -163,7 +171,7 @@ func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
 	if hs == nil || hs.stream.legacy || hs.client != f.clientOf(r) {
 		return nil, http.StatusNotFound, errors.New("unknown or expired session: initialize a new one")
 	}
-	if v := r.Header.Get(headerProtocol); v != "" && !proxy.SupportsVersion(v) {
+	if v := header(r.Header, headerProtocol); v != "" && !proxy.SupportsVersion(v) {
 		return nil, http.StatusBadRequest, fmt.Errorf("unsupported %s %q (mcpgate speaks %v)", headerProtocol, v, proxy.ProtocolVersions())
 	}
 	return hs, 0, nil
@@ -171,7 +179,7 @@ func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
 
 // serveGet opens the session's stream for messages not tied to a request.
 func (f *Front) serveGet(w http.ResponseWriter, r *http.Request) {
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	if !strings.Contains(header(r.Header, headerAccept), "text/event-stream") {
 		http.Error(w, "GET opens an event stream: send Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}

@@ -62,7 +62,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 // acceptsEvents reports whether the client takes an event stream: modern
 // clients must list both types; one that sends no Accept takes anything.
 func acceptsEvents(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
+	accept := header(r.Header, headerAccept)
 	return accept == "" || strings.Contains(accept, "text/event-stream") || strings.Contains(accept, "*/*")
 }
 

@@ -363,7 +363,13 @@ func (st *httpStream) end() {
 }
 
 func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
-	p := &postWaiter{st: st, id: id, sse: sse}
+	return st.openPostWritten(id, sse, time.Time{})
+}
+
+// openPostWritten is openPost for a POST whose write deadline was set to
+// written as it came (zero: not known; see servePost).
+func (st *httpStream) openPostWritten(id jsonrpc.ID, sse bool, written time.Time) (*postWaiter, error) {
+	p := &postWaiter{st: st, id: id, sse: sse, written: written}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, dup := st.posts[id]; dup {
@@ -388,10 +394,16 @@ type postWaiter struct {
 	id   jsonrpc.ID // the request's; invalid for a batch
 	sse  bool       // the client accepts an event stream
 	owed bool       // the session took its request here: its answer comes even after the session ends (answernow.go)
+	// written is the write deadline set for the POST's answer as it came
+	// (zero: not known): an answer soon after need not set it again.
+	written time.Time
 
-	// ch and gone are made when first asked for (chans), under direct.mu:
-	// a request answered on its POST's goroutine (direct.go), as most
-	// are, never needs them.
+	// ch, final and gone are made when first asked for (chans,
+	// answerChans), under direct.mu: a request answered on its POST's
+	// goroutine (direct.go), as most are, never needs them, and one
+	// answered later (an inline call, see answernow.go) needs only ch and
+	// final to wait on: gone is for senders that wait (what comes before
+	// the answer), the answer's sender reads goneClosed.
 	ch          chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
 	final       chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
 	gone        chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
@@ -401,14 +413,23 @@ type postWaiter struct {
 	direct directPost // while the request's handler runs on the POST's goroutine (direct.go)
 }
 
-// chans returns the POST's channels, making them if need be.
+// chans returns what a message before the answer is sent on, and what
+// says that nobody takes it any more, making them if need be.
 func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
-	ch, _, gone = p.allChans()
-	return ch, gone
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan postMsg)
+	}
+	if p.gone == nil {
+		p.gone = make(chan struct{})
+	}
+	return p.ch, p.gone
 }
 
-// allChans is chans with the answer's slot.
-func (p *postWaiter) allChans() (ch, final chan postMsg, gone chan struct{}) {
+// answerChans returns what the POST's handler waits on, making it if need
+// be.
+func (p *postWaiter) answerChans() (ch, final chan postMsg) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.ch == nil {
@@ -417,10 +438,24 @@ func (p *postWaiter) allChans() (ch, final chan postMsg, gone chan struct{}) {
 	if p.final == nil {
 		p.final = make(chan postMsg, 1)
 	}
-	if p.gone == nil {
-		p.gone = make(chan struct{})
+	return p.ch, p.final
+}
+
+// sendAnswer is send for the answer: kept for the handler still running on
+// the POST's goroutine with no helper (as takeDirect keeps it), else put
+// in its slot; both under one lock, taken once for every call.
+func (p *postWaiter) sendAnswer(m postMsg) bool {
+	d := &p.direct
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running && d.helper == nil {
+		if p.answerGiven {
+			return false // a second answer to one request: nobody writes it
+		}
+		d.answer, d.answered, p.answerGiven = m, true, true
+		return true
 	}
-	return p.ch, p.final, p.gone
+	return p.giveAnswerLocked(m)
 }
 
 func (p *postWaiter) closeGone() {
@@ -481,13 +516,15 @@ func (p *postWaiter) send(m postMsg) bool {
 	if !m.final && !p.sse {
 		return false
 	}
+	if m.final {
+		return p.sendAnswer(m)
+	}
 	if p.takeDirect(m) {
 		return true
 	}
-	if m.final || m.none() {
-		// The one answer never waits for the POST's goroutine to take
-		// it: whoever answers (a server's reader) goes on at once, and
-		// the POST is woken once.
+	if m.none() {
+		// No answer comes: said as an answer is (the helper takeDirect
+		// started, if the handler still runs, writes it).
 		return p.giveAnswer(m)
 	}
 	ch, gone := p.chans()
@@ -506,6 +543,10 @@ func (p *postWaiter) send(m postMsg) bool {
 func (p *postWaiter) giveAnswer(m postMsg) bool {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
+	return p.giveAnswerLocked(m)
+}
+
+func (p *postWaiter) giveAnswerLocked(m postMsg) bool {
 	if p.goneClosed || p.answerGiven {
 		return false // left, or a second answer to one request: nobody writes it
 	}
@@ -542,6 +583,7 @@ func (p *postWaiter) respond(w http.ResponseWriter, r *http.Request) postMsg {
 // taken already.
 func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *postMsg) (answer postMsg) {
 	cw := newClientWriter(w, p.st.writeTimeout)
+	cw.written = p.written
 	streaming := false
 	// write reports whether the POST is done: answered, or cut off.
 	write := func(m postMsg) bool {
@@ -584,7 +626,7 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		finish()
 		return answer
 	}
-	ch, final, _ := p.allChans()
+	ch, final := p.answerChans()
 	ended, closed := p.st.ended, chan struct{}(nil)
 	for {
 		select {
