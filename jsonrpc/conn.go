@@ -360,7 +360,7 @@ func (c *Conn) dispatch(data []byte) {
 		kept := new(keptRequest)
 		kept.msg = *msg
 		msg, flight = &kept.msg, &kept.flight
-		msg.ID = msg.ID.owned() // a small id must not keep a big line's bytes alive
+		msg.ID = kept.ownID(msg.ID) // a small id must not keep a big line's bytes alive
 		c.keep(msg, kept.members[:0])
 	} else if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
@@ -438,6 +438,7 @@ type keptRequest struct {
 	msg     Message
 	flight  inFlight
 	members [2]rawjson.Member // msg's params' split, when it fits: a tools/call's name and arguments
+	idText  [keptIDBytes]byte // msg's id's text, when it fits (see ownID)
 }
 
 // keep gives a message the reader keeps a split of its params of its own

@@ -69,6 +69,10 @@ type inlineCall struct {
 	sentHere bool        // the request went out on the client's reader, not on a goroutine of its own
 	named    bool        // a server request took it as its cause (caller.done's)
 	endTold  atomic.Bool // Ended has returned
+
+	// renamed holds the params as the server gets them when the name
+	// changes (see appendRenamed); kept across uses (see recycleFrom).
+	renamed []byte
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -134,7 +138,8 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	}
 	params = ic.msg.Params
 	if rt.name != name {
-		params = ms.ReplaceString(params, "name", rt.name)
+		ic.renamed = appendRenamed(ic.renamed[:0], ms, params, rt.name)
+		params = ic.renamed
 	}
 	ic.rt, ic.name, ic.w = rt, name, w
 	return params, true

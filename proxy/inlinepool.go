@@ -27,7 +27,16 @@ import "sync"
 // Anything else is left to the collector, as before. The deadline's seq
 // is kept across uses all the same, so that an arming of a former use
 // can never match a current one.
+//
+// The buffer its renamed params were spliced into is kept too, up to
+// maxKeptRenamed: the audit record, its only other reader, is written
+// (encoded, when queued) before the answer.
 var inlineCalls = sync.Pool{New: func() any { return new(inlineCall) }}
+
+// maxKeptRenamed bounds the params buffer a pooled inline call keeps: a
+// tools/call's params are usually well under it, and the pool must not
+// hold big ones.
+const maxKeptRenamed = 4 << 10
 
 func newInlineCall() *inlineCall { return inlineCalls.Get().(*inlineCall) }
 
@@ -59,7 +68,12 @@ func (ic *inlineCall) recycle() {
 // recycleFrom is recycle with the deadline's seq read (under its lock)
 // already: nothing arms a deadline that is quiet.
 func (ic *inlineCall) recycleFrom(seq uint64) {
+	renamed := ic.renamed[:0]
+	if cap(renamed) > maxKeptRenamed {
+		renamed = nil
+	}
 	*ic = inlineCall{}
 	ic.deadline.seq = seq
+	ic.renamed = renamed
 	inlineCalls.Put(ic)
 }
