@@ -497,6 +497,7 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 	flight.c, flight.msg, flight.size, flight.batch = c, msg, msg.Size, batch
 	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
+	c.running++ // as handlerStarted does, in this critical section rather than one more
 	// Checked with the request in incoming: handlers cancelled from now on
 	// find it there (endHandlers).
 	handlersCancelled := c.handlerCtx.Err() != nil
@@ -509,7 +510,6 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 		ctx = c.opts.Received(ctx, msg)
 	}
 	flight.ctx = ctx
-	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
 	} else if c.opts.Inline != nil && !handlersCancelled && here != nil {
@@ -807,13 +807,23 @@ func (c *Conn) badInput(err error) {
 type Call struct {
 	id     ID
 	conn   *Conn
-	over   atomic.Bool   // set once result or err is set (see complete)
+	state  atomic.Int32  // callWaiting, callThen (Then was told) or callOver (result or err set, see complete)
 	done   chan struct{} // made by the first to wait for it (see Done); closed once over. Guarded by conn.mu.
 	result json.RawMessage
 	err    error
 	then   Completion // told once the call is over, by whoever ended it (see Then)
 	digits [20]byte   // id's text (see setIntID)
 }
+
+// A call's states. Then and the completion meet in state, not under the
+// connection's lock: Then stores its hook and moves callWaiting to
+// callThen; the completion swaps in callOver and tells the hook if it
+// finds callThen. Whichever comes second sees the other's move.
+const (
+	callWaiting int32 = iota
+	callThen
+	callOver
+)
 
 // ID is the id the request was sent with.
 func (call *Call) ID() ID { return call.id }
@@ -827,7 +837,7 @@ func (call *Call) Done() <-chan struct{} {
 	defer c.mu.Unlock()
 	if call.done == nil {
 		call.done = make(chan struct{})
-		if call.over.Load() {
+		if call.Over() {
 			close(call.done)
 		}
 	}
@@ -836,33 +846,36 @@ func (call *Call) Done() <-chan struct{} {
 
 // Over reports whether the call has its response (or has failed): Done
 // is closed, and Wait returns at once.
-func (call *Call) Over() bool { return call.over.Load() }
+func (call *Call) Over() bool { return call.state.Load() == callOver }
 
 // complete sets the call's outcome and closes Done; once only, by whoever
 // took the call out of pending.
-func (call *Call) complete(result json.RawMessage, err error) {
+// It reports whether Then's hook is to be told, which the caller does.
+func (call *Call) complete(result json.RawMessage, err error) (tell bool) {
 	c := call.conn
 	c.mu.Lock()
-	done := call.completeLocked(result, err)
+	done, tell := call.completeLocked(result, err)
 	c.mu.Unlock()
 	if done != nil {
 		close(done)
 	}
+	return tell
 }
 
 // completeLocked sets the call's outcome and returns Done, if made, for
-// the caller to close once conn.mu is released. conn.mu held.
-func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}) {
+// the caller to close once conn.mu is released, and whether Then's hook
+// is to be told. conn.mu held.
+func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}, tell bool) {
 	call.result, call.err = result, err
-	call.over.Store(true)
-	return call.done
+	tell = call.state.Swap(callOver) == callThen
+	return call.done, tell
 }
 
 // Wait returns the response. If ctx ends first the call is retired (a late
 // response is dropped) and ctx's error returned; telling the peer is the
 // caller's business, since cancellation is not part of JSON-RPC.
 func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
-	if call.over.Load() {
+	if call.Over() {
 		return call.result, call.err
 	}
 	select {
@@ -1004,16 +1017,17 @@ func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork)
 	c.mu.Lock()
 	call, ok := c.pending[id]
 	var done chan struct{}
+	var tell bool
 	if ok {
 		delete(c.pending, id)
-		done = call.completeLocked(result, err) // one critical section a call, not two
+		done, tell = call.completeLocked(result, err) // one critical section a call, not two
 	}
 	c.mu.Unlock()
 	if ok {
 		if done != nil {
 			close(done)
 		}
-		if call.then != nil {
+		if tell {
 			call.then.Completed(cork)
 		}
 	}
@@ -1035,8 +1049,7 @@ func (c *Conn) retireAll(cause error) {
 		err = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
 	for _, call := range pending {
-		call.complete(nil, err)
-		if call.then != nil {
+		if call.complete(nil, err) {
 			call.then.Completed(nil)
 		}
 	}

@@ -141,15 +141,14 @@ func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params j
 // already: Done is closed then (a completion under way is waited for: it
 // closes Done at once), and the caller goes on itself. Call it at most
 // once.
+//
+// It takes no lock: f is stored before the call's state says so, and the
+// completion reads it only after seeing that (see callThen).
 func (call *Call) Then(f Completion) bool {
-	c := call.conn
-	c.mu.Lock()
-	if c.pending[call.id] != call {
-		c.mu.Unlock()
-		<-call.Done()
-		return false
-	}
 	call.then = f
-	c.mu.Unlock()
-	return true
+	if call.state.CompareAndSwap(callWaiting, callThen) {
+		return true
+	}
+	<-call.Done()
+	return false
 }
