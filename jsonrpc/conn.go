@@ -930,16 +930,26 @@ func (c *Conn) wasAbandoned(id ID) bool {
 // newCall registers a call with a fresh id, before it is sent: no
 // response can outrun it.
 func (c *Conn) newCall() (*Call, error) {
+	call := new(Call)
+	if err := c.newCallInto(call); err != nil {
+		return nil, err
+	}
+	return call, nil
+}
+
+// newCallInto is newCall in memory the caller provides (see
+// GoNoWaitInto).
+func (c *Conn) newCallInto(call *Call) error {
+	*call = Call{conn: c}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.readErr != nil {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	c.nextID++
-	call := &Call{conn: c}
 	call.setIntID(c.nextID)
 	c.pending[call.id] = call
-	return call, nil
+	return nil
 }
 
 // Go sends a request with a fresh id and returns once it is handed to the

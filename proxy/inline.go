@@ -62,7 +62,8 @@ type inlineCall struct {
 	dl       *deadline // &deadline, once sent
 	deadline deadline
 	caller   *caller
-	call     *jsonrpc.Call
+	call     *jsonrpc.Call // &upCall, unless the request went out on a goroutine
+	upCall   jsonrpc.Call  // the request to the server, when sent here (see inlinepool.go)
 
 	// What recycle needs to know that nothing else holds the call (see
 	// inlinepool.go).
@@ -173,7 +174,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rt.up.initDeadline(ic.dl)
 	tctx := ic.dl.watchFrom(ctx, ic.start)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
-	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
+	err = ic.w.conn.GoNoWaitInto(tctx, &ic.upCall, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
 		go func() {
 			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
@@ -182,7 +183,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 		return
 	}
 	ic.sentHere = err == nil
-	ic.sent(call, err)
+	ic.sent(&ic.upCall, err)
 }
 
 // checkRequest runs the request's policies, as forwardChecked does; a

@@ -10,7 +10,10 @@ import "sync"
 // only when nothing else can still reach it:
 //
 //   - the request went out on the client's reader (sentHere): no goroutine
-//     of ours holds it after sending;
+//     of ours holds it after sending, and its jsonrpc.Call is the state's
+//     own (upCall), taken out of the connection's pending calls by the
+//     answer; nothing keeps its id (the caller's upID is the state's too,
+//     and the call was not abandoned: an abandoned call ends in an error);
 //   - the call's Then hook is the one that answered (Completed), and it
 //     runs once: the jsonrpc.Call is done with it;
 //   - the reply's end hook (Ended) has returned: Answer ends the request's
