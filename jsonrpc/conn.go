@@ -97,6 +97,11 @@ type Conn struct {
 
 	closedWriteReported atomic.Bool // see writeFailed
 
+	// running counts request handlers (and batch writers) running. It is
+	// not under mu: a request's answer would take mu once more only to
+	// count it done. Only its drop to 0 takes mu, to wake Wait.
+	running atomic.Int64
+
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{}      // closed when the reader goroutine has returned
@@ -115,7 +120,6 @@ type Conn struct {
 	incoming      map[ID]*inFlight // requests being handled
 	incomingBytes int              // the size of the requests in incoming
 	abandoned     map[ID]struct{}  // calls given up on, whose late answers are expected
-	running       int              // request handlers (and batch writers) running
 	idle          []chan struct{}  // closed when running drops to 0: how Wait waits
 	readErr       error            // why reading stopped; nil while it goes on
 }
@@ -179,7 +183,7 @@ func (c *Conn) Err() error {
 // nil at once when none is running, whatever ctx.
 func (c *Conn) Wait(ctx context.Context) error {
 	c.mu.Lock()
-	if c.running == 0 {
+	if c.running.Load() == 0 {
 		c.mu.Unlock()
 		return nil
 	}
@@ -197,15 +201,18 @@ func (c *Conn) Wait(ctx context.Context) error {
 // handlerStarted and handlerDone count running handlers; the last one to
 // finish wakes every Wait.
 func (c *Conn) handlerStarted() {
-	c.mu.Lock()
-	c.running++
-	c.mu.Unlock()
+	c.running.Add(1)
 }
 
+// handlerDone checks running again under mu: a handler started since it
+// dropped to 0 (and a Wait begun since) is waited for.
 func (c *Conn) handlerDone() {
+	if c.running.Add(-1) != 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running--; c.running == 0 {
+	if c.running.Load() == 0 {
 		for _, ch := range c.idle {
 			close(ch)
 		}
@@ -497,7 +504,7 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 	flight.c, flight.msg, flight.size, flight.batch = c, msg, msg.Size, batch
 	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
-	c.running++ // as handlerStarted does, in this critical section rather than one more
+	c.handlerStarted()
 	// Checked with the request in incoming: handlers cancelled from now on
 	// find it there (endHandlers).
 	handlersCancelled := c.handlerCtx.Err() != nil
