@@ -97,6 +97,11 @@ type Conn struct {
 
 	closedWriteReported atomic.Bool // see writeFailed
 
+	// running counts request handlers (and batch writers) running. It is
+	// not under mu: a request's answer would take mu once more only to
+	// count it done. Only its drop to 0 takes mu, to wake Wait.
+	running atomic.Int64
+
 	handlerCtx    context.Context // parent of every handler's context
 	cancelHandler context.CancelFunc
 	readerDone    chan struct{}      // closed when the reader goroutine has returned
@@ -115,7 +120,6 @@ type Conn struct {
 	incoming      map[ID]*inFlight // requests being handled
 	incomingBytes int              // the size of the requests in incoming
 	abandoned     map[ID]struct{}  // calls given up on, whose late answers are expected
-	running       int              // request handlers (and batch writers) running
 	idle          []chan struct{}  // closed when running drops to 0: how Wait waits
 	readErr       error            // why reading stopped; nil while it goes on
 }
@@ -179,7 +183,7 @@ func (c *Conn) Err() error {
 // nil at once when none is running, whatever ctx.
 func (c *Conn) Wait(ctx context.Context) error {
 	c.mu.Lock()
-	if c.running == 0 {
+	if c.running.Load() == 0 {
 		c.mu.Unlock()
 		return nil
 	}
@@ -197,15 +201,18 @@ func (c *Conn) Wait(ctx context.Context) error {
 // handlerStarted and handlerDone count running handlers; the last one to
 // finish wakes every Wait.
 func (c *Conn) handlerStarted() {
-	c.mu.Lock()
-	c.running++
-	c.mu.Unlock()
+	c.running.Add(1)
 }
 
+// handlerDone checks running again under mu: a handler started since it
+// dropped to 0 (and a Wait begun since) is waited for.
 func (c *Conn) handlerDone() {
+	if c.running.Add(-1) != 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running--; c.running == 0 {
+	if c.running.Load() == 0 {
 		for _, ch := range c.idle {
 			close(ch)
 		}
@@ -360,7 +367,7 @@ func (c *Conn) dispatch(data []byte) {
 		kept := new(keptRequest)
 		kept.msg = *msg
 		msg, flight = &kept.msg, &kept.flight
-		msg.ID = msg.ID.owned() // a small id must not keep a big line's bytes alive
+		msg.ID = kept.ownID(msg.ID) // a small id must not keep a big line's bytes alive
 		c.keep(msg, kept.members[:0])
 	} else if msg != nil && (err != nil || !msg.IsResponse()) {
 		kept := new(Message)
@@ -438,6 +445,7 @@ type keptRequest struct {
 	msg     Message
 	flight  inFlight
 	members [2]rawjson.Member // msg's params' split, when it fits: a tools/call's name and arguments
+	idText  [keptIDBytes]byte // msg's id's text, when it fits (see ownID)
 }
 
 // keep gives a message the reader keeps a split of its params of its own
@@ -496,6 +504,7 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 	flight.c, flight.msg, flight.size, flight.batch = c, msg, msg.Size, batch
 	c.incoming[key] = flight
 	c.incomingBytes += msg.Size
+	c.handlerStarted()
 	// Checked with the request in incoming: handlers cancelled from now on
 	// find it there (endHandlers).
 	handlersCancelled := c.handlerCtx.Err() != nil
@@ -508,7 +517,6 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 		ctx = c.opts.Received(ctx, msg)
 	}
 	flight.ctx = ctx
-	c.handlerStarted()
 	if batch != nil {
 		batch.wg.Add(1)
 	} else if c.opts.Inline != nil && !handlersCancelled && here != nil {
@@ -806,13 +814,23 @@ func (c *Conn) badInput(err error) {
 type Call struct {
 	id     ID
 	conn   *Conn
-	over   atomic.Bool   // set once result or err is set (see complete)
+	state  atomic.Int32  // callWaiting, callThen (Then was told) or callOver (result or err set, see complete)
 	done   chan struct{} // made by the first to wait for it (see Done); closed once over. Guarded by conn.mu.
 	result json.RawMessage
 	err    error
 	then   Completion // told once the call is over, by whoever ended it (see Then)
 	digits [20]byte   // id's text (see setIntID)
 }
+
+// A call's states. Then and the completion meet in state, not under the
+// connection's lock: Then stores its hook and moves callWaiting to
+// callThen; the completion swaps in callOver and tells the hook if it
+// finds callThen. Whichever comes second sees the other's move.
+const (
+	callWaiting int32 = iota
+	callThen
+	callOver
+)
 
 // ID is the id the request was sent with.
 func (call *Call) ID() ID { return call.id }
@@ -826,7 +844,7 @@ func (call *Call) Done() <-chan struct{} {
 	defer c.mu.Unlock()
 	if call.done == nil {
 		call.done = make(chan struct{})
-		if call.over.Load() {
+		if call.Over() {
 			close(call.done)
 		}
 	}
@@ -835,33 +853,36 @@ func (call *Call) Done() <-chan struct{} {
 
 // Over reports whether the call has its response (or has failed): Done
 // is closed, and Wait returns at once.
-func (call *Call) Over() bool { return call.over.Load() }
+func (call *Call) Over() bool { return call.state.Load() == callOver }
 
 // complete sets the call's outcome and closes Done; once only, by whoever
 // took the call out of pending.
-func (call *Call) complete(result json.RawMessage, err error) {
+// It reports whether Then's hook is to be told, which the caller does.
+func (call *Call) complete(result json.RawMessage, err error) (tell bool) {
 	c := call.conn
 	c.mu.Lock()
-	done := call.completeLocked(result, err)
+	done, tell := call.completeLocked(result, err)
 	c.mu.Unlock()
 	if done != nil {
 		close(done)
 	}
+	return tell
 }
 
 // completeLocked sets the call's outcome and returns Done, if made, for
-// the caller to close once conn.mu is released. conn.mu held.
-func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}) {
+// the caller to close once conn.mu is released, and whether Then's hook
+// is to be told. conn.mu held.
+func (call *Call) completeLocked(result json.RawMessage, err error) (done chan struct{}, tell bool) {
 	call.result, call.err = result, err
-	call.over.Store(true)
-	return call.done
+	tell = call.state.Swap(callOver) == callThen
+	return call.done, tell
 }
 
 // Wait returns the response. If ctx ends first the call is retired (a late
 // response is dropped) and ctx's error returned; telling the peer is the
 // caller's business, since cancellation is not part of JSON-RPC.
 func (call *Call) Wait(ctx context.Context) (json.RawMessage, error) {
-	if call.over.Load() {
+	if call.Over() {
 		return call.result, call.err
 	}
 	select {
@@ -916,16 +937,26 @@ func (c *Conn) wasAbandoned(id ID) bool {
 // newCall registers a call with a fresh id, before it is sent: no
 // response can outrun it.
 func (c *Conn) newCall() (*Call, error) {
+	call := new(Call)
+	if err := c.newCallInto(call); err != nil {
+		return nil, err
+	}
+	return call, nil
+}
+
+// newCallInto is newCall in memory the caller provides (see
+// GoNoWaitInto).
+func (c *Conn) newCallInto(call *Call) error {
+	*call = Call{conn: c}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.readErr != nil {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	c.nextID++
-	call := &Call{conn: c}
 	call.setIntID(c.nextID)
 	c.pending[call.id] = call
-	return call, nil
+	return nil
 }
 
 // Go sends a request with a fresh id and returns once it is handed to the
@@ -1003,16 +1034,17 @@ func (c *Conn) deliverWith(id ID, result json.RawMessage, err error, cork *Cork)
 	c.mu.Lock()
 	call, ok := c.pending[id]
 	var done chan struct{}
+	var tell bool
 	if ok {
 		delete(c.pending, id)
-		done = call.completeLocked(result, err) // one critical section a call, not two
+		done, tell = call.completeLocked(result, err) // one critical section a call, not two
 	}
 	c.mu.Unlock()
 	if ok {
 		if done != nil {
 			close(done)
 		}
-		if call.then != nil {
+		if tell {
 			call.then.Completed(cork)
 		}
 	}
@@ -1034,8 +1066,7 @@ func (c *Conn) retireAll(cause error) {
 		err = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
 	for _, call := range pending {
-		call.complete(nil, err)
-		if call.then != nil {
+		if call.complete(nil, err) {
 			call.then.Completed(nil)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -259,4 +260,41 @@ func TestIdleHandlerEndsAfterItsLastRequest(t *testing.T) {
 			t.Fatalf("%d idle handlers left %v after the last request, want none", idle(), idleHandlerTime)
 		}
 	})
+}
+
+// Wait returns only once no handler runs: never while one started before
+// it still does, however others start and finish around it (the count is
+// kept without the connection's lock; only its drop to 0 takes it).
+func TestWaitOutlastsHandlersStartedBefore(t *testing.T) {
+	for range 50 {
+		c := &Conn{}
+		const before = 4
+		var stillRunning atomic.Int32
+		stillRunning.Store(before)
+		for range before {
+			c.handlerStarted()
+		}
+		var churn sync.WaitGroup
+		for range 2 {
+			churn.Go(func() {
+				for range 1000 {
+					c.handlerStarted()
+					c.handlerDone()
+				}
+			})
+		}
+		for range before {
+			go func() {
+				stillRunning.Add(-1)
+				c.handlerDone()
+			}()
+		}
+		if err := c.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := stillRunning.Load(); n != 0 {
+			t.Fatalf("Wait returned with %d handlers started before it still running", n)
+		}
+		churn.Wait()
+	}
 }

@@ -31,3 +31,22 @@ func TestKeptMessageOwnsItsParamsSplit(t *testing.T) {
 		}
 	}
 }
+
+// A kept request's id is its own, whether it fits in the request's bytes
+// or not: the line it was read from is overwritten, and the id must not
+// change with it.
+func TestKeptRequestOwnsItsID(t *testing.T) {
+	for _, id := range []string{`7`, `"id-of-16-bytes"`, `"id-of-17-bytes!"`, `"a long id: 0123456789abcdef0123456789"`} {
+		line := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		msg, err := Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept keptRequest
+		got := kept.ownID(msg.ID)
+		clear(line)
+		if got.String() != id {
+			t.Errorf("id %s: kept as %s once its line is overwritten", id, got)
+		}
+	}
+}

@@ -108,18 +108,32 @@ func (c *Conn) writeNoWait(m *Message, cork *Cork) bool {
 // RelatedTo). cork, if not nil, is the calling goroutine's (see Cork): the
 // request may wait for it.
 func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params json.RawMessage) (*Call, error) {
+	call := new(Call)
+	if err := c.GoNoWaitInto(ctx, call, cork, method, params); err != nil {
+		return nil, err
+	}
+	return call, nil
+}
+
+// GoNoWaitInto is GoNoWait making the call in call, memory the caller
+// provides: a caller that serves many calls keeps one in state of its own
+// that it reuses, one allocation a call less. What call held is
+// overwritten. It may be reused only once the call is over (Over) and
+// nothing can reach it or its ID any more: the ID's text is the call's
+// own (see setIntID), and its next use changes it. On an error nothing
+// was sent, and the call is not pending.
+func (c *Conn) GoNoWaitInto(ctx context.Context, call *Call, cork *Cork, method string, params json.RawMessage) error {
 	nw, ok := c.stream.(NoWaitWriter)
 	if !ok {
-		return nil, ErrWouldWait
+		return ErrWouldWait
 	}
 	related := relatedFrom(ctx)
-	call, err := c.newCall()
-	if err != nil {
-		return nil, err
+	if err := c.newCallInto(call); err != nil {
+		return err
 	}
 	taken, err := writeMessageNoWait(nw, &Message{ID: call.id, Method: method, Params: params}, related, false, cork)
 	if err == nil && taken {
-		return call, nil
+		return nil
 	}
 	// Never sent: no answer can come. The reader may have retired the
 	// call meanwhile (it stopped); either way it is over once done is
@@ -131,7 +145,7 @@ func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params j
 	}
 	c.deliver(call.id, nil, err)
 	<-call.Done()
-	return nil, call.err
+	return call.err
 }
 
 // Then has f told once the call is done (Done closed), on the goroutine
@@ -141,15 +155,14 @@ func (c *Conn) GoNoWait(ctx context.Context, cork *Cork, method string, params j
 // already: Done is closed then (a completion under way is waited for: it
 // closes Done at once), and the caller goes on itself. Call it at most
 // once.
+//
+// It takes no lock: f is stored before the call's state says so, and the
+// completion reads it only after seeing that (see callThen).
 func (call *Call) Then(f Completion) bool {
-	c := call.conn
-	c.mu.Lock()
-	if c.pending[call.id] != call {
-		c.mu.Unlock()
-		<-call.Done()
-		return false
-	}
 	call.then = f
-	c.mu.Unlock()
-	return true
+	if call.state.CompareAndSwap(callWaiting, callThen) {
+		return true
+	}
+	<-call.Done()
+	return false
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 )
 
 // noWaitStream is a line stream that takes messages without waiting,
@@ -199,26 +198,43 @@ func TestReplyAnswerWrittenByGoroutineWhenStreamWouldWait(t *testing.T) {
 	}
 }
 
-// A call whose completion is under way (taken out of pending, Done not yet
-// closed) is done as far as Then is concerned: it reports false only once
-// Done is closed, so that its caller, going on itself, finds the answer.
-// (It returned at once, and the caller, finding Done open, lost the call.)
-func TestThenWaitsForACompletionUnderWay(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+// Then and a completion racing it finish the call exactly once: either
+// Then registers the hook and the completion tells it, or Then reports
+// false and the call is over when it returns (its caller goes on
+// itself). Both the reader's delivery and the retirement of every pending
+// call (which completes calls after taking them out of pending) race it.
+// (Then returned at once for a call being retired, and the caller,
+// finding it not over, lost the call.)
+func TestThenAndACompletionFinishTheCallOnce(t *testing.T) {
+	for i := range 2000 {
 		c := &Conn{pending: map[ID]*Call{}}
-		call := &Call{id: IntID(1), conn: c} // delivered: no longer pending
-		type outcome struct{ registered, doneAtReturn bool }
-		result := make(chan outcome, 1)
-		go func() {
-			registered := call.Then(completionFunc(func(*Cork) {}))
-			result <- outcome{registered, call.Over()}
-		}()
-		synctest.Wait()
-		call.complete(nil, nil) // the completion closes Done
-		if o := <-result; o.registered || !o.doneAtReturn {
-			t.Fatalf("Then on a call being completed: registered %v, Done closed when it returned %v; want false, true", o.registered, o.doneAtReturn)
+		call, err := c.newCall()
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
+		var told atomic.Int32
+		start := make(chan struct{})
+		completed := make(chan struct{})
+		go func() {
+			<-start
+			if i%2 == 0 {
+				c.deliver(call.ID(), json.RawMessage(`"ok"`), nil)
+			} else {
+				c.retireAll(io.EOF)
+			}
+			close(completed)
+		}()
+		close(start)
+		registered := call.Then(completionFunc(func(*Cork) { told.Add(1) }))
+		overAtReturn := call.Over()
+		<-completed
+		switch n := told.Load(); {
+		case registered && n != 1:
+			t.Fatalf("round %d: Then registered the hook, which was told %d times, want once", i, n)
+		case !registered && (n != 0 || !overAtReturn):
+			t.Fatalf("round %d: Then declined; the hook told %d times (want 0), the call over when it returned: %v (want true)", i, n, overAtReturn)
+		}
+	}
 }
 
 // closingNoWaitStream is a noWaitStream that, once shut, fails every

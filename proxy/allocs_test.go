@@ -15,8 +15,8 @@ import (
 // handlers a call took about 80, before the reader's envelope and answer
 // were decoded in place 32, before the inline call's state was reused
 // (and its deadline, hooks, flight, call id and params split merged, and
-// ids viewed in place) 22, now 10. So with bytes: 1.5 KB a call, both
-// sides (4.5 KB, then 2.3 KB before).
+// ids viewed in place) 22, then 10, now 5. So with bytes: 1.1 KB a call,
+// both sides (4.5 KB, then 2.3 KB before).
 func TestToolCallAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -43,9 +43,13 @@ func TestToolCallAllocations(t *testing.T) {
 	bytes := (after.TotalAlloc - before.TotalAlloc) / calls
 	t.Logf("%.1f allocations, %d bytes per tools/call (client and gateway)", allocs, bytes)
 	// 10 before a message that goes out without waiting was encoded into
-	// its outbox's arena (outboxencode.go).
-	if allocs > 9 {
-		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 9", allocs)
+	// its outbox's arena (outboxencode.go); 8 before a request kept its
+	// id's text in its own bytes (keptRequest.ownID), and an inline call
+	// its renamed params and its call to the server in its pooled state
+	// (appendRenamed, jsonrpc.Conn.GoNoWaitInto). Under -race, sync.Pool
+	// drops some of what is put back: 6 at times.
+	if allocs > 6 {
+		t.Errorf("a tools/call through the gateway takes %.0f allocations (client side included), want at most 6", allocs)
 	}
 	// Bytes cost the collector too: member lists of room for eight, most
 	// of it empty, and a Message for every answer took about 4.5 KB a call

@@ -62,13 +62,18 @@ type inlineCall struct {
 	dl       *deadline // &deadline, once sent
 	deadline deadline
 	caller   *caller
-	call     *jsonrpc.Call
+	call     *jsonrpc.Call // &upCall, unless the request went out on a goroutine
+	upCall   jsonrpc.Call  // the request to the server, when sent here (see inlinepool.go)
 
 	// What recycle needs to know that nothing else holds the call (see
 	// inlinepool.go).
 	sentHere bool        // the request went out on the client's reader, not on a goroutine of its own
 	named    bool        // a server request took it as its cause (caller.done's)
 	endTold  atomic.Bool // Ended has returned
+
+	// renamed holds the params as the server gets them when the name
+	// changes (see appendRenamed); kept across uses (see recycleFrom).
+	renamed []byte
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -134,7 +139,8 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	}
 	params = ic.msg.Params
 	if rt.name != name {
-		params = ms.ReplaceString(params, "name", rt.name)
+		ic.renamed = appendRenamed(ic.renamed[:0], ms, params, rt.name)
+		params = ic.renamed
 	}
 	ic.rt, ic.name, ic.w = rt, name, w
 	return params, true
@@ -168,7 +174,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rt.up.initDeadline(ic.dl)
 	tctx := ic.dl.watchFrom(ctx, ic.start)
 	ic.caller = rt.up.addCaller(ic.rc.req, ic.dl)
-	call, err := ic.w.conn.GoNoWait(tctx, cork, methodToolsCall, params)
+	err = ic.w.conn.GoNoWaitInto(tctx, &ic.upCall, cork, methodToolsCall, params)
 	if errors.Is(err, jsonrpc.ErrWouldWait) {
 		go func() {
 			call, err := ic.w.conn.Go(tctx, methodToolsCall, params)
@@ -177,7 +183,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 		return
 	}
 	ic.sentHere = err == nil
-	ic.sent(call, err)
+	ic.sent(&ic.upCall, err)
 }
 
 // checkRequest runs the request's policies, as forwardChecked does; a

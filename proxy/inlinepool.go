@@ -10,7 +10,10 @@ import "sync"
 // only when nothing else can still reach it:
 //
 //   - the request went out on the client's reader (sentHere): no goroutine
-//     of ours holds it after sending;
+//     of ours holds it after sending, and its jsonrpc.Call is the state's
+//     own (upCall), taken out of the connection's pending calls by the
+//     answer; nothing keeps its id (the caller's upID is the state's too,
+//     and the call was not abandoned: an abandoned call ends in an error);
 //   - the call's Then hook is the one that answered (Completed), and it
 //     runs once: the jsonrpc.Call is done with it;
 //   - the reply's end hook (Ended) has returned: Answer ends the request's
@@ -27,7 +30,16 @@ import "sync"
 // Anything else is left to the collector, as before. The deadline's seq
 // is kept across uses all the same, so that an arming of a former use
 // can never match a current one.
+//
+// The buffer its renamed params were spliced into is kept too, up to
+// maxKeptRenamed: the audit record, its only other reader, is written
+// (encoded, when queued) before the answer.
 var inlineCalls = sync.Pool{New: func() any { return new(inlineCall) }}
+
+// maxKeptRenamed bounds the params buffer a pooled inline call keeps: a
+// tools/call's params are usually well under it, and the pool must not
+// hold big ones.
+const maxKeptRenamed = 4 << 10
 
 func newInlineCall() *inlineCall { return inlineCalls.Get().(*inlineCall) }
 
@@ -59,7 +71,12 @@ func (ic *inlineCall) recycle() {
 // recycleFrom is recycle with the deadline's seq read (under its lock)
 // already: nothing arms a deadline that is quiet.
 func (ic *inlineCall) recycleFrom(seq uint64) {
+	renamed := ic.renamed[:0]
+	if cap(renamed) > maxKeptRenamed {
+		renamed = nil
+	}
 	*ic = inlineCall{}
 	ic.deadline.seq = seq
+	ic.renamed = renamed
 	inlineCalls.Put(ic)
 }
