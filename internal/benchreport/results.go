@@ -20,7 +20,7 @@ var procsSuffix = regexp.MustCompile(`-\d+$`)
 
 // add reads go test -bench output and adds each benchmark's values. Lines
 // that are not results (logs, PASS, skips) are passed over. A benchmark
-// that measures several peers at once (BenchmarkPerfHopCPU) reports each
+// that measures several peers at once (BenchmarkPerfCallTurns) reports each
 // one's value in UNIT@PEER, filed as UNIT of the benchmark's name + /PEER,
 // where a benchmark of that peer alone would have put it.
 func (r results) add(out io.Reader) {
