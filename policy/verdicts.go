@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -28,16 +29,17 @@ const (
 // a change to them makes a new index).
 //
 // A list like the server's last one is answered by place, without the
-// lock: the definition at each index is compared with the one there last
-// time. Hashing every definition (two 64-bit hashes, as this cache did)
-// and a map lookup under the lock cost several times that on a list of
-// thousands; the hash now finds a definition that moved.
+// cache's lock: the definition at each index is the one there last time,
+// its bytes compared, or the very same bytes (see placed). Hashing every
+// definition (two 64-bit hashes, as this cache did) and a map lookup under
+// the lock cost several times a comparison on a list of thousands; the
+// hash now finds a definition that moved.
 type verdictCache struct {
 	mu     sync.Mutex
 	by     map[verdictKey][]*verdictRow // by server and one hash of the bytes; a collision only adds a row
 	rows   int                          // rows in by
 	bytes  int                          // definition bytes the rows hold
-	places atomic.Pointer[[]*placeRows] // each list's rows by index; replaced whole, under mu
+	places atomic.Pointer[[]*placeRows] // each list's rows by index; the slice replaced whole, under mu
 	scans  atomic.Int64                 // definitions checked, not answered from here
 }
 
@@ -67,24 +69,36 @@ func (r *verdictRow) holds(definition []byte, peers *injection.Peers) bool {
 }
 
 // placeRows are the rows of one list's definitions, by index, as last
-// checked: a hint, each row compared before it is believed.
+// checked: a hint, each believed only for the same bytes.
 type placeRows struct {
 	list listOf
-	rows []atomic.Pointer[verdictRow] // its length fixed; a longer list gets a new placeRows
+	mu   sync.Mutex // guards at; taken after verdictCache.mu, never before
+	at   []placed
+}
+
+// placed is the row at one place, and the caller's bytes last found to
+// hold its definition there. Those are the list's own: the gateway never
+// changes a message it gave a policy, so the same bytes at the same
+// address (the list sent again, not read anew) are the same definition,
+// known without comparing them. The next list's bytes replace them, so
+// that only the current lists' memory is kept.
+type placed struct {
+	row  *verdictRow
+	seen []byte
 }
 
 // check returns the checker's findings in definition, remembered or made.
 // at is the definition's list and place its index there (-1: none). The
 // findings are shared: callers only read them.
 func (v *verdictCache) check(checker func() *injection.Checker, definition []byte, at listOf, place int, peers *injection.Peers) ([]injection.DefinitionFinding, error) {
-	if row := v.rowAt(at, place); row.holds(definition, peers) {
+	if row := v.rowAt(at, place, definition, peers); row != nil {
 		return row.found, row.err
 	}
 	key := verdictKey{at.server, maphash.Bytes(verdictSeed, definition)}
 	v.mu.Lock()
 	for _, row := range v.by[key] {
 		if row.holds(definition, peers) {
-			v.setPlace(at, place, row)
+			v.setPlace(at, place, row, definition)
 			v.mu.Unlock()
 			return row.found, row.err
 		}
@@ -102,18 +116,40 @@ func (v *verdictCache) check(checker func() *injection.Checker, definition []byt
 		v.by[key] = append(v.by[key], row)
 		v.rows++
 		v.bytes += len(definition)
-		v.setPlace(at, place, row)
+		v.setPlace(at, place, row, definition)
 	}
 	v.mu.Unlock()
 	return found, err
 }
 
-// rowAt is the row last checked at place in list l, or nil.
-func (v *verdictCache) rowAt(l listOf, place int) *verdictRow {
-	if pr := v.placesOf(l); pr != nil && place >= 0 && place < len(pr.rows) {
-		return pr.rows[place].Load()
+// rowAt is the row last checked at place in list l if it holds
+// definition, checked against peers; nil otherwise.
+func (v *verdictCache) rowAt(l listOf, place int, definition []byte, peers *injection.Peers) *verdictRow {
+	pr := v.placesOf(l)
+	if pr == nil || place < 0 {
+		return nil
 	}
-	return nil
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if place >= len(pr.at) {
+		return nil
+	}
+	p := &pr.at[place]
+	if p.row == nil || p.row.peers != peers {
+		return nil
+	}
+	if !sameMemory(p.seen, definition) {
+		if !bytes.Equal(p.row.definition, definition) {
+			return nil
+		}
+		p.seen = definition
+	}
+	return p.row
+}
+
+// sameMemory reports whether a and b are the same bytes of memory.
+func sameMemory(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // placesOf is list l's rows, or nil. The lists are few (the servers' tools
@@ -129,51 +165,29 @@ func (v *verdictCache) placesOf(l listOf) *placeRows {
 	return nil
 }
 
-// setPlace records row at place in list l; a place past the rows the
-// cache may hold is not recorded. (Guarded by mu.)
-func (v *verdictCache) setPlace(l listOf, place int, row *verdictRow) {
+// setPlace records row at place in list l, found in definition; a place
+// past the rows the cache may hold is not recorded. (Guarded by mu.)
+func (v *verdictCache) setPlace(l listOf, place int, row *verdictRow, definition []byte) {
 	if place < 0 || place >= maxVerdicts {
 		return
 	}
 	pr := v.placesOf(l)
-	if pr == nil && v.lists() == maxPlaceLists {
-		return // the hash finds its verdicts
-	}
-	if pr == nil || place >= len(pr.rows) {
-		grown := &placeRows{list: l, rows: make([]atomic.Pointer[verdictRow], max(place+1, 2*len(placeRowsOf(pr))))}
+	if pr == nil {
 		var all []*placeRows
 		if old := v.places.Load(); old != nil {
-			all = append(all, *old...)
+			all = *old
 		}
-		if pr == nil {
-			all = append(all, grown)
-		} else {
-			for i := range pr.rows {
-				grown.rows[i].Store(pr.rows[i].Load())
-			}
-			for i := range all {
-				if all[i] == pr {
-					all[i] = grown
-				}
-			}
+		if len(all) == maxPlaceLists {
+			return // the hash finds its verdicts
 		}
+		pr = &placeRows{list: l}
+		all = append(slices.Clip(all), pr)
 		v.places.Store(&all)
-		pr = grown
 	}
-	pr.rows[place].Store(row)
-}
-
-// lists is how many lists have their rows by place. (Guarded by mu.)
-func (v *verdictCache) lists() int {
-	if all := v.places.Load(); all != nil {
-		return len(*all)
+	pr.mu.Lock()
+	if place >= len(pr.at) {
+		pr.at = append(pr.at, make([]placed, place+1-len(pr.at))...)
 	}
-	return 0
-}
-
-func placeRowsOf(pr *placeRows) []atomic.Pointer[verdictRow] {
-	if pr == nil {
-		return nil
-	}
-	return pr.rows
+	pr.at[place] = placed{row, definition}
+	pr.mu.Unlock()
 }
