@@ -178,17 +178,9 @@ func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item,
 // fetchPagesAfter is fetchPages after the fetch that sent: when the server
 // sends its one page again, byte for byte, the items are sent's.
 func (u *upstream) fetchPagesAfter(ctx context.Context, k kind, last []item, sent sentList) (sentList, error) {
-	items, hint, page, err := u.fetchPagesOf(ctx, k, last, sent)
-	if err != nil {
-		return sentList{}, err
-	}
-	return sentList{page: page, items: items, hint: hint}, nil
-}
-
-// fetchPagesOf does the work of fetchPagesAfter; page is the answer when
-// it came in one page.
-func (u *upstream) fetchPagesOf(ctx context.Context, k kind, last []item, sent sentList) (items []item, hint cacheHint, onePage json.RawMessage, err error) {
 	info := kinds[k]
+	var items []item
+	var hint cacheHint
 	cursor := ""
 	// A list is held whole, and without page_size sent whole: all its
 	// pages together are bounded as one message is, or a server sending
@@ -196,7 +188,7 @@ func (u *upstream) fetchPagesOf(ctx context.Context, k kind, last []item, sent s
 	limit, total := u.g.live().cfg.MaxMessage, 0
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, hint, nil, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
+			return sentList{}, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -204,17 +196,17 @@ func (u *upstream) fetchPagesOf(ctx context.Context, k kind, last []item, sent s
 		}
 		raw, err := u.call(ctx, info.list, params)
 		if err != nil {
-			return nil, hint, nil, err
+			return sentList{}, err
 		}
 		if total += len(raw); total > limit {
-			return nil, hint, nil, fmt.Errorf("upstream %q: %s came to more than %d bytes in %d pages, more than max_message_bytes allows one list; raise max_message_bytes", u.name, info.list, limit, page+1)
+			return sentList{}, fmt.Errorf("upstream %q: %s came to more than %d bytes in %d pages, more than max_message_bytes allows one list; raise max_message_bytes", u.name, info.list, limit, page+1)
 		}
 		if page == 0 && sent.page != nil && string(raw) == string(sent.page) {
 			// The same bytes split the same way, to the same items, hint
 			// and end (a one-page list ended where it began). The split
 			// the reader's scan made of raw is not taken: dropped.
 			rawjson.Forget(raw)
-			return sent.items, sent.hint, sent.page, nil
+			return sent, nil
 		}
 		// The result is split once, items included, for its items and its
 		// cache hint: on a list of thousands of tools each pass over it
@@ -226,7 +218,7 @@ func (u *upstream) fetchPagesOf(ctx context.Context, k kind, last []item, sent s
 		ms, list, err := rawjson.SplitWithObjectsSized(raw, info.key, size)
 		pageItems, next, err := parseListMembers(ms, list, err, k, last[min(len(items), len(last)):])
 		if err != nil {
-			return nil, hint, nil, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+			return sentList{}, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
 		}
 		if h, ok := cacheHintOf(ms); ok {
 			hint = hint.and(h, page == 0)
@@ -237,10 +229,11 @@ func (u *upstream) fetchPagesOf(ctx context.Context, k kind, last []item, sent s
 			items = append(items, pageItems...)
 		}
 		if next == "" || next == cursor {
+			done := sentList{items: items, hint: hint}
 			if page == 0 {
-				onePage = raw
+				done.page = raw
 			}
-			return items, hint, onePage, nil
+			return done, nil
 		}
 		cursor = next
 	}
