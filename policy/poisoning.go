@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/detect/injection"
@@ -65,7 +66,11 @@ func (p *poisoning) Decide(_ context.Context, in *Input) Decision {
 	if in.Kind == "tool" && in.Peers != nil {
 		peers = p.peers.get(in.Server, in.Peers)
 	}
-	found, err := p.verdicts.check(p.checker, in.Message, in.Server, peers)
+	index := -1
+	if in.Stage == List {
+		index = in.Index
+	}
+	found, err := p.verdicts.check(p.checker, in.Message, listOf{in.Server, in.Kind}, index, peers)
 	if err != nil {
 		// The checker's error names the problem, not the text.
 		if p.action == actionBlock {
@@ -151,8 +156,9 @@ func placeOf(f injection.DefinitionFinding) string {
 // once, and when it holds the same tools the index is kept, so that the
 // verdicts made with it stay good.
 type peersCache struct {
-	mu sync.Mutex
-	by map[string]peersEntry // by server; config servers only, so bounded
+	mu   sync.Mutex
+	by   map[string]peersEntry // by server; config servers only, so bounded
+	last atomic.Pointer[lastPeers]
 }
 
 type peersEntry struct {
@@ -162,10 +168,16 @@ type peersEntry struct {
 }
 
 func (c *peersCache) get(server string, src map[string][]string) *injection.Peers {
+	// Every tool of a list asks with the same server and map: the last
+	// answer, read without the lock, answers all but the first.
+	if l := c.last.Load(); l != nil && l.server == server && sameMap(l.src, src) {
+		return l.peers
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.by[server]
 	if ok && sameMap(e.src, src) {
+		c.remember(server, e)
 		return e.peers
 	}
 	if c.by == nil {
@@ -174,6 +186,7 @@ func (c *peersCache) get(server string, src map[string][]string) *injection.Peer
 	if ok && maps.EqualFunc(e.same, src, slices.Equal) {
 		e.src = src
 		c.by[server] = e
+		c.remember(server, e)
 		return e.peers
 	}
 	// The gateway gives every server of a list the same map: one index
@@ -182,6 +195,7 @@ func (c *peersCache) get(server string, src map[string][]string) *injection.Peer
 	for _, other := range c.by {
 		if sameMap(other.src, src) {
 			c.by[server] = other
+			c.remember(server, other)
 			return other.peers
 		}
 	}
@@ -191,7 +205,21 @@ func (c *peersCache) get(server string, src map[string][]string) *injection.Peer
 	}
 	e = peersEntry{src: src, same: cp, peers: injection.NewPeers(cp)}
 	c.by[server] = e
+	c.remember(server, e)
 	return e.peers
+}
+
+// remember makes e server's last answer. (Guarded by mu.)
+func (c *peersCache) remember(server string, e peersEntry) {
+	c.last.Store(&lastPeers{server, e.src, e.peers})
+}
+
+// lastPeers is the last answer of a peersCache: by the time it is read it
+// may be another's, so it is read whole, through one pointer.
+type lastPeers struct {
+	server string
+	src    map[string][]string
+	peers  *injection.Peers
 }
 
 // sameMap reports whether a and b are the same map (not merely equal).

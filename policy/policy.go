@@ -100,6 +100,11 @@ type Input struct {
 	// Peers, at the List stage of tools, are the tools of every server
 	// (this one's too), by server: what a definition may shadow.
 	Peers map[string][]string
+	// Index, at the List stage, is the item's place in the server's list
+	// (0 the first): a list like the last one is checked place by place,
+	// and a definition given in the same bytes as last time (Message is
+	// never changed once given) is known without reading them.
+	Index int
 	// shared: the strings of a big Message, decoded once for the text
 	// scans that decide on it side by side (sharedstrings.go).
 	shared *sharedStrings

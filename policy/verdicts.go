@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"bytes"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -9,56 +11,183 @@ import (
 )
 
 // maxVerdicts bounds the definitions whose verdict is remembered: more
-// than the tools of a large gateway, and a few megabytes at most. Past it
-// the verdicts are forgotten all at once and made again as lists come.
-const maxVerdicts = 1 << 14
+// than the tools of a large gateway. maxVerdictBytes bounds their bytes,
+// which are kept to compare. Past either, the verdicts are forgotten all
+// at once and made again as lists come.
+const (
+	maxVerdicts     = 1 << 14
+	maxVerdictBytes = 32 << 20
+	maxPlaceLists   = 64 // lists whose rows are kept by place: each is scanned to find one
+)
 
 // verdictCache remembers what the checker found in each definition, so
 // that a list fetched again (every tools/list of a server that does not
 // say when its list changes) is not scanned again: definitions rarely
-// change. A verdict holds for the definition's exact bytes, from the same
-// server, checked against the same index of peers (shadowing depends on
-// the other servers' tools; a change to them makes a new index).
+// change. A verdict holds for the definition's exact bytes (compared
+// whole, never trusted to a hash), from the same server, checked against
+// the same index of peers (shadowing depends on the other servers' tools;
+// a change to them makes a new index).
+//
+// A list like the server's last one is answered by place, without the
+// cache's lock: the definition at each index is the one there last time,
+// its bytes compared, or the very same bytes (see placed). Hashing every
+// definition (two 64-bit hashes, as this cache did) and a map lookup under
+// the lock cost several times a comparison on a list of thousands; the
+// hash now finds a definition that moved.
 type verdictCache struct {
-	mu    sync.Mutex
-	by    map[verdictKey]verdict
-	scans atomic.Int64 // definitions checked, not answered from here
+	mu     sync.Mutex
+	by     map[verdictKey][]*verdictRow // by server and one hash of the bytes; a collision only adds a row
+	rows   int                          // rows in by
+	bytes  int                          // definition bytes the rows hold
+	places atomic.Pointer[[]*placeRows] // each list's rows by index; the slice replaced whole, under mu
+	scans  atomic.Int64                 // definitions checked, not answered from here
 }
 
-// verdictKey names a definition by two hashes of its bytes with seeds of
-// this process: 128 bits no server can aim a collision at (it never sees
-// a hash), at a fraction of a cryptographic hash's cost, which on a list of
-// thousands would be most of what the cache saves.
+// verdictKey names a definition by a hash of its bytes with a seed of this
+// process: the rows under it are then compared whole.
 type verdictKey struct {
-	server     string
-	definition [2]uint64
+	server string
+	hash   uint64
 }
 
-var verdictSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+var verdictSeed = maphash.MakeSeed()
 
-type verdict struct {
-	peers *injection.Peers
-	found []injection.DefinitionFinding
-	err   error
+// listOf names one server's list of one kind ("tool", "prompt").
+type listOf struct{ server, kind string }
+
+// verdictRow is one definition's verdict. Rows are not changed once made,
+// so they are read without the lock.
+type verdictRow struct {
+	definition []byte // a copy: the caller's bytes may be reused
+	peers      *injection.Peers
+	found      []injection.DefinitionFinding
+	err        error
+}
+
+func (r *verdictRow) holds(definition []byte, peers *injection.Peers) bool {
+	return r != nil && r.peers == peers && bytes.Equal(r.definition, definition)
+}
+
+// placeRows are the rows of one list's definitions, by index, as last
+// checked: a hint, each believed only for the same bytes.
+type placeRows struct {
+	list listOf
+	mu   sync.Mutex // guards at; taken after verdictCache.mu, never before
+	at   []placed
+}
+
+// placed is the row at one place, and the caller's bytes last found to
+// hold its definition there. Those are the list's own: the gateway never
+// changes a message it gave a policy, so the same bytes at the same
+// address (the list sent again, not read anew) are the same definition,
+// known without comparing them. The next list's bytes replace them, so
+// that only the current lists' memory is kept.
+type placed struct {
+	row  *verdictRow
+	seen []byte
 }
 
 // check returns the checker's findings in definition, remembered or made.
-// The findings are shared: callers only read them.
-func (v *verdictCache) check(checker func() *injection.Checker, definition []byte, server string, peers *injection.Peers) ([]injection.DefinitionFinding, error) {
-	key := verdictKey{server, [2]uint64{maphash.Bytes(verdictSeeds[0], definition), maphash.Bytes(verdictSeeds[1], definition)}}
+// at is the definition's list and place its index there (-1: none). The
+// findings are shared: callers only read them.
+func (v *verdictCache) check(checker func() *injection.Checker, definition []byte, at listOf, place int, peers *injection.Peers) ([]injection.DefinitionFinding, error) {
+	if row := v.rowAt(at, place, definition, peers); row != nil {
+		return row.found, row.err
+	}
+	key := verdictKey{at.server, maphash.Bytes(verdictSeed, definition)}
 	v.mu.Lock()
-	got, ok := v.by[key]
+	for _, row := range v.by[key] {
+		if row.holds(definition, peers) {
+			v.setPlace(at, place, row, definition)
+			v.mu.Unlock()
+			return row.found, row.err
+		}
+	}
 	v.mu.Unlock()
-	if ok && got.peers == peers {
-		return got.found, got.err
-	}
 	v.scans.Add(1)
-	found, err := checker().Check(definition, server, peers)
+	found, err := checker().Check(definition, at.server, peers)
+	row := &verdictRow{definition: bytes.Clone(definition), peers: peers, found: found, err: err}
 	v.mu.Lock()
-	if v.by == nil || len(v.by) >= maxVerdicts {
-		v.by = make(map[verdictKey]verdict)
+	if v.by == nil || v.rows >= maxVerdicts || v.bytes+len(definition) > maxVerdictBytes {
+		v.by, v.rows, v.bytes = map[verdictKey][]*verdictRow{}, 0, 0
+		v.places.Store(nil)
 	}
-	v.by[key] = verdict{peers, found, err}
+	if len(definition) <= maxVerdictBytes {
+		v.by[key] = append(v.by[key], row)
+		v.rows++
+		v.bytes += len(definition)
+		v.setPlace(at, place, row, definition)
+	}
 	v.mu.Unlock()
 	return found, err
+}
+
+// rowAt is the row last checked at place in list l if it holds
+// definition, checked against peers; nil otherwise.
+func (v *verdictCache) rowAt(l listOf, place int, definition []byte, peers *injection.Peers) *verdictRow {
+	pr := v.placesOf(l)
+	if pr == nil || place < 0 {
+		return nil
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if place >= len(pr.at) {
+		return nil
+	}
+	p := &pr.at[place]
+	if p.row == nil || p.row.peers != peers {
+		return nil
+	}
+	if !sameMemory(p.seen, definition) {
+		if !bytes.Equal(p.row.definition, definition) {
+			return nil
+		}
+		p.seen = definition
+	}
+	return p.row
+}
+
+// sameMemory reports whether a and b are the same bytes of memory.
+func sameMemory(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// placesOf is list l's rows, or nil. The lists are few (the servers' tools
+// and prompts): a scan of them is cheaper than a map's hash of the names.
+func (v *verdictCache) placesOf(l listOf) *placeRows {
+	if all := v.places.Load(); all != nil {
+		for _, pr := range *all {
+			if pr.list == l {
+				return pr
+			}
+		}
+	}
+	return nil
+}
+
+// setPlace records row at place in list l, found in definition; a place
+// past the rows the cache may hold is not recorded. (Guarded by mu.)
+func (v *verdictCache) setPlace(l listOf, place int, row *verdictRow, definition []byte) {
+	if place < 0 || place >= maxVerdicts {
+		return
+	}
+	pr := v.placesOf(l)
+	if pr == nil {
+		var all []*placeRows
+		if old := v.places.Load(); old != nil {
+			all = *old
+		}
+		if len(all) == maxPlaceLists {
+			return // the hash finds its verdicts
+		}
+		pr = &placeRows{list: l}
+		all = append(slices.Clip(all), pr)
+		v.places.Store(&all)
+	}
+	pr.mu.Lock()
+	if place >= len(pr.at) {
+		pr.at = append(pr.at, make([]placed, place+1-len(pr.at))...)
+	}
+	pr.at[place] = placed{row, definition}
+	pr.mu.Unlock()
 }

@@ -59,6 +59,17 @@ type listCache struct {
 	gen     uint64     // bumped by every list_changed; a fetch begun before is stale
 	running *listFetch // the fetch in progress, shared by everyone who asks meanwhile
 	dupWarn string     // the duplicate names last warned about; "" when none
+	sent    sentList   // the last fetch as the server sent it
+}
+
+// sentList is a fetch of a list as the server sent it, before cleanList:
+// a list sent again byte for byte, in one page, is its items again, not
+// split and parsed again (and, being the same bytes, its definitions are
+// known to the list policies by their identity).
+type sentList struct {
+	page  json.RawMessage // the answer, when it came in one page; nil otherwise
+	items []item
+	hint  cacheHint
 }
 
 // listFetch is one fetch of a whole list; done is closed when items or err
@@ -97,13 +108,14 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 	f := &listFetch{done: make(chan struct{})}
 	c.running = f
 	gen := c.gen
-	last := c.items
+	last, sent := c.items, c.sent
 	u.mu.Unlock()
 
 	// The fetch serves everyone waiting on it, so it is not bound to the
 	// context of whoever happened to start it.
 	var hint cacheHint
-	f.items, hint, f.err = u.fetchPages(context.WithoutCancel(ctx), k, last)
+	sent, f.err = u.fetchPagesAfter(context.WithoutCancel(ctx), k, last, sent)
+	f.items, hint = sent.items, sent.hint
 	var dups string
 	if f.err == nil {
 		u.g.discovery.storeList(u, k, f.items, hint) // as the server sent it
@@ -124,7 +136,7 @@ func (u *upstream) fetchList(ctx context.Context, k kind) ([]item, error) {
 		if hint.declared {
 			ttl = min(ttl, hint.ttl)
 		}
-		c.items, c.expires, c.private = f.items, time.Now().Add(ttl), hint.private
+		c.items, c.expires, c.private, c.sent = f.items, time.Now().Add(ttl), hint.private, sent
 		c.fresh = (cap.ListChanged || hint.declared) && ttl > 0 && c.gen == gen
 		warn = dups != "" && dups != c.dupWarn
 		c.dupWarn = dups
@@ -159,6 +171,13 @@ func (u *upstream) cleanList(ctx context.Context, k kind, items, last []item, mi
 // server's last list, which the new one most likely repeats: it sizes the
 // split and lends the new items its names.
 func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item, cacheHint, error) {
+	sent, err := u.fetchPagesAfter(ctx, k, last, sentList{})
+	return sent.items, sent.hint, err
+}
+
+// fetchPagesAfter is fetchPages after the fetch that sent: when the server
+// sends its one page again, byte for byte, the items are sent's.
+func (u *upstream) fetchPagesAfter(ctx context.Context, k kind, last []item, sent sentList) (sentList, error) {
 	info := kinds[k]
 	var items []item
 	var hint cacheHint
@@ -169,7 +188,7 @@ func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item,
 	limit, total := u.g.live().cfg.MaxMessage, 0
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, hint, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
+			return sentList{}, fmt.Errorf("upstream %q: %s did not end after %d pages", u.name, info.list, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -177,10 +196,17 @@ func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item,
 		}
 		raw, err := u.call(ctx, info.list, params)
 		if err != nil {
-			return nil, hint, err
+			return sentList{}, err
 		}
 		if total += len(raw); total > limit {
-			return nil, hint, fmt.Errorf("upstream %q: %s came to more than %d bytes in %d pages, more than max_message_bytes allows one list; raise max_message_bytes", u.name, info.list, limit, page+1)
+			return sentList{}, fmt.Errorf("upstream %q: %s came to more than %d bytes in %d pages, more than max_message_bytes allows one list; raise max_message_bytes", u.name, info.list, limit, page+1)
+		}
+		if page == 0 && sent.page != nil && string(raw) == string(sent.page) {
+			// The same bytes split the same way, to the same items, hint
+			// and end (a one-page list ended where it began). The split
+			// the reader's scan made of raw is not taken: dropped.
+			rawjson.Forget(raw)
+			return sent, nil
 		}
 		// The result is split once, items included, for its items and its
 		// cache hint: on a list of thousands of tools each pass over it
@@ -192,7 +218,7 @@ func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item,
 		ms, list, err := rawjson.SplitWithObjectsSized(raw, info.key, size)
 		pageItems, next, err := parseListMembers(ms, list, err, k, last[min(len(items), len(last)):])
 		if err != nil {
-			return nil, hint, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
+			return sentList{}, fmt.Errorf("upstream %q: bad %s result: %v", u.name, info.list, err)
 		}
 		if h, ok := cacheHintOf(ms); ok {
 			hint = hint.and(h, page == 0)
@@ -203,7 +229,11 @@ func (u *upstream) fetchPages(ctx context.Context, k kind, last []item) ([]item,
 			items = append(items, pageItems...)
 		}
 		if next == "" || next == cursor {
-			return items, hint, nil
+			done := sentList{items: items, hint: hint}
+			if page == 0 {
+				done.page = raw
+			}
+			return done, nil
 		}
 		cursor = next
 	}

@@ -342,7 +342,11 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 	// list, for a list of thousands of tools).
 	d.mu.Lock()
 	e := d.entries[d.keys[u]]
-	same := e != nil && now.Before(e.lists[k].fetched.Add(ttl/2)) && joinedIs(e.lists[k].items, items)
+	var compared []byte // the list items were compared with
+	if e != nil {
+		compared = e.lists[k].items
+	}
+	same := e != nil && now.Before(e.lists[k].fetched.Add(ttl/2)) && joinedIs(compared, items)
 	d.mu.Unlock()
 	if same {
 		return
@@ -362,13 +366,21 @@ func (d *discoveryCache) storeList(u *upstream, k kind, items []item, hint cache
 	arr = append(arr, ']')
 	d.update(u, func(e *discoveryEntry) bool {
 		// A server listed at every client's request (it sends no
-		// list_changed) costs a write per half life, not per list.
-		if old := e.lists[k]; string(old.items) == string(arr) && now.Before(old.fetched.Add(ttl/2)) {
+		// list_changed) costs a write per half life, not per list. The
+		// list compared above is not compared again: only one another
+		// fetch stored meanwhile.
+		if old := e.lists[k]; !sameMemory(old.items, compared) && string(old.items) == string(arr) && now.Before(old.fetched.Add(ttl/2)) {
 			return false
 		}
 		e.lists[k] = cachedList{items: arr, fetched: now, expires: now.Add(ttl)}
 		return true
 	})
+}
+
+// sameMemory reports whether a and b are the same bytes of memory (both
+// empty counts: nothing was compared).
+func sameMemory(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // joinedIs reports whether arr is items joined as storeList joins them.

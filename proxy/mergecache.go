@@ -3,10 +3,11 @@ package proxy
 import "encoding/json"
 
 // A merged list is kept for the next client that asks before anything in
-// it changed: a list served from the upstreams' caches is then answered
-// with the bytes merged for the last one, not merged (renamed item by item,
-// thousands of them) again. Only lists whose every part is cached are kept:
-// the others are fetched anew for each client, and never match.
+// it changed: a list served from the upstreams' caches, or fetched again
+// from servers that sent the same bytes (a one-page list sent again is its
+// last fetch's items, catalog.go), is then answered with the bytes merged
+// for the last one, not merged (renamed item by item, thousands of them,
+// into a new buffer of megabytes) again.
 
 // mergedList is one kind's last merged list, and what it was made from.
 type mergedList struct {
@@ -58,13 +59,10 @@ func (t *nameTable) cachedMerge(k kind, results []listResult) (*mergedList, bool
 }
 
 // keepMerged remembers a merged list made with the names of generation
-// names, when every part of it is cached (else it is forgotten).
+// names.
 func (t *nameTable) keepMerged(k kind, names uint64, results []listResult, out json.RawMessage, servers []string) {
-	var m *mergedList
-	if mergedHint(results).ttl > 0 {
-		// Capped: whoever adds to a list answered from here makes a copy.
-		m = &mergedList{names: names, from: partsOf(results), out: out[:len(out):len(out)], servers: servers}
-	}
+	// Capped: whoever adds to a list answered from here makes a copy.
+	m := &mergedList{names: names, from: partsOf(results), out: out[:len(out):len(out)], servers: servers}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if names == t.generation[k] {

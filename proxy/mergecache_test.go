@@ -23,8 +23,8 @@ func toolItems(t *testing.T, names ...string) []item {
 }
 
 // A merged list is answered again as it was while every part of it is the
-// same cached list and the names are the same; a part fetched anew, a
-// renamed item, or a part that is not cached makes it merged again.
+// same list (cached, or sent again) and the names are the same; a part
+// fetched anew or a renamed item makes it merged again.
 func TestMergedListReused(t *testing.T) {
 	cfg := &config.Config{Namespace: true, Servers: []config.Server{
 		{Name: "a", Type: config.TypeStdio, Command: "x"},
@@ -68,10 +68,14 @@ func TestMergedListReused(t *testing.T) {
 		t.Errorf("a renamed item is not in the merged list: %s", renamed)
 	}
 
-	cached = cacheHint{declared: true} // not cached: merged for each client
+	cached = cacheHint{declared: true} // not cached: fetched for each client
 	b = toolItems(t, "three")
 	uncached := list()
-	if again := list(); same(uncached, again) {
-		t.Errorf("a list whose parts are not cached was answered from the last merge")
+	if again := list(); !same(uncached, again) {
+		t.Errorf("parts not cached but sent again, the same items, were merged again")
+	}
+	b = toolItems(t, "three") // read anew, the same bytes: merged again, the same
+	if again := list(); same(uncached, again) || string(again) != string(uncached) {
+		t.Errorf("a part read anew: merged %s (again: %v), want %s merged again", again, same(uncached, again), uncached)
 	}
 }

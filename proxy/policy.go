@@ -214,27 +214,33 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
-	out := make([]item, 0, len(items)) // grown by appends, a list of thousands was copied a dozen times
-	var in policy.Input                // one for the list: Run does not keep it
+	// out stays nil while every item so far goes on as it came: a list
+	// the policies leave alone is not copied (a list of 5,020 tools was
+	// 480 KB a fetch).
+	var out []item
+	var in policy.Input // one for the list: Run does not keep it
 	namer := newPolicyNamer(sp, k, u, len(items))
 	for i, it := range items {
 		if w, ok := u.checkPin(k, it); ok {
 			held[it.name] = w
+			out = itemsSoFar(out, items, i)
 			continue
 		}
 		if f := sp.filters[k]; f != nil {
 			if !f.Allows(it.name) {
 				held[it.name] = withheld{kindPolicy(k), fmt.Sprintf("the operator does not allow %s %q of server %q", kindNoun[k], it.name, u.name)}
+				out = itemsSoFar(out, items, i)
 				continue
 			}
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if chained {
-			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: namer.name(i, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers}
+			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: namer.name(i, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers, Index: i}
 			msg, recs, denied := sp.chain.Run(ctx, &in)
 			records = append(records, recs...)
 			if denied != nil {
 				held[it.name] = withheld{denied.Policy, denied.Reason}
+				out = itemsSoFar(out, items, i)
 				continue
 			}
 			if string(msg) != string(it.raw) {
@@ -243,7 +249,13 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 				}
 			}
 		}
-		out = append(out, it)
+		if out == nil && !changedItem(it, items[i]) {
+			continue
+		}
+		out = append(itemsSoFar(out, items, i), it)
+	}
+	if out == nil {
+		out = itemsSoFar(items, items, 0) // items, and never nil, as a copy was not
 	}
 	namer.keep(sp)
 	base := u.base // what is withheld is the configured server's, whichever instance listed
@@ -272,6 +284,21 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 		u.g.recordListDecisions(u, k, records)
 	}
 	return out
+}
+
+// itemsSoFar is out, or, while out is nil, a copy of items[:i]: the items
+// before the first one the policies dropped or changed.
+func itemsSoFar(out, items []item, i int) []item {
+	if out != nil {
+		return out
+	}
+	return append(make([]item, 0, len(items)), items[:i]...)
+}
+
+// changedItem reports whether the policies made it of was: another shown
+// name or other bytes.
+func changedItem(it, was item) bool {
+	return it.shown != was.shown || len(it.raw) != len(was.raw) || (len(it.raw) > 0 && &it.raw[0] != &was.raw[0])
 }
 
 // describe applies a filter's rename and describe to one item.

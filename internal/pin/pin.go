@@ -51,6 +51,7 @@ type key struct{ server, kind, name string }
 type Lock struct {
 	entries map[key]Entry
 	servers map[string]bool
+	checked checkedMemo // Check's answers (checked.go)
 }
 
 // New returns an empty lock.
@@ -111,6 +112,7 @@ func canonical(raw json.RawMessage) (json.RawMessage, error) {
 func (l *Lock) Add(e Entry) {
 	l.entries[key{e.Server, e.Kind, e.Name}] = e
 	l.servers[e.Server] = true
+	l.checked.forget()
 }
 
 // HasServer reports whether the lock has any entry for server.
@@ -145,8 +147,21 @@ const (
 )
 
 // Check compares a definition, as the server sent it, with the lock. For
-// a changed one it names the fields that differ.
+// a changed one it names the fields that differ (shared: read them only).
+// A definition checked before, byte for byte, gets the same answer without
+// being pinned again.
 func (l *Lock) Check(server, kind string, definition json.RawMessage) (Status, []string, error) {
+	known, key := l.checked.answer(server, kind, definition)
+	if known != nil {
+		return known.status, known.fields, known.err
+	}
+	status, fields, err := l.check(server, kind, definition)
+	l.checked.remember(key, &checkedAnswer{definition: bytes.Clone(definition), status: status, fields: fields, err: err})
+	return status, fields, err
+}
+
+// check is Check, made anew.
+func (l *Lock) check(server, kind string, definition json.RawMessage) (Status, []string, error) {
 	now, err := Pin(server, kind, definition)
 	if err != nil {
 		return Unknown, nil, err

@@ -37,6 +37,7 @@ type Incremental struct {
 	inNest bool        // stack[1] is that object
 	objEnd int         // stDone: the index just past the top-level object
 	uriKey bool        // a key "uri" (or an escaped key) was seen below the top level
+	result bool        // nested is the member "result" (not "params")
 	objs   objectsScan // nested's array of objects (incremental_objects.go)
 }
 
@@ -346,16 +347,16 @@ func scalarPrefix(rest []byte) bool {
 
 // valueStarts notes where a member's value starts.
 func (s *Incremental) valueStarts(b []byte, i int) {
-	if s.inNest {
+	if s.inNest && (len(s.stack) != 2 || b[i] != '[' || s.objs.state != objectsNone || s.result && takenArray(b[s.key2.keyStart:s.key2.keyEnd])) {
 		s.objs.valueStarts(b, i, len(s.stack), s.nested, len(s.inner))
 	}
 	switch {
 	case len(s.stack) == 1:
 		s.key1.valStart = i
 		if b[i] == '{' {
-			switch string(b[s.key1.keyStart:s.key1.keyEnd]) {
+			switch key := string(b[s.key1.keyStart:s.key1.keyEnd]); key {
 			case `"params"`, `"result"`:
-				s.nested, s.inner = len(s.top), s.inner[:0]
+				s.nested, s.inner, s.result = len(s.top), s.inner[:0], key == `"result"`
 			}
 		}
 	case len(s.stack) == 2 && s.inNest:

@@ -2,16 +2,21 @@ package rawjson
 
 import (
 	"encoding/json"
+	"slices"
+	"sync/atomic"
+	"unsafe"
 	"weak"
 )
 
 // An Incremental scan also splits, in the same pass, an array of objects
-// that is a member of the nested object ("result"): a list result's items,
+// that is a member of the nested object "result": a list result's items,
 // thousands of tools. SplitWithObjects then finds them in the memo rather
 // than walking the megabytes of a list once more after the scan that
-// validated them. Only the first array member of the nested object is
-// split, and only while every element is an object; anything else is left
-// to SplitWithObjects's own pass.
+// validated them. Only the first such array of the nested object is split,
+// only under a key SplitWithObjects was asked for before (what nobody
+// takes is not kept: a tool's result has its content, a request its
+// arrays), and only while every element is an object; anything else is
+// left to SplitWithObjects's own pass.
 
 // objectsScan is what a scan has split of that array so far.
 type objectsScan struct {
@@ -40,6 +45,47 @@ const (
 // of an array: past it, SplitWithObjects makes its own pass. The memo
 // holds a split until it is taken (32 of them at most).
 const maxSplitMembers = 1 << 14
+
+// takenKeys are the keys SplitWithObjects was asked to split arrays under
+// (a list result's "tools", "prompts"...): the arrays a scan splits. At
+// most maxTakenKeys; replaced whole, never changed.
+var takenKeys atomic.Pointer[[]string]
+
+const maxTakenKeys = 8
+
+// takeArraysOf adds key to takenKeys.
+func takeArraysOf(key string) {
+	for {
+		old := takenKeys.Load()
+		var keys []string
+		if old != nil {
+			keys = *old
+		}
+		if slices.Contains(keys, key) || len(keys) == maxTakenKeys {
+			return
+		}
+		grown := append(slices.Clip(keys), key)
+		if takenKeys.CompareAndSwap(old, &grown) {
+			return
+		}
+	}
+}
+
+// takenArray reports whether an array under the key literal lit (quoted,
+// as in the message) is split by a scan: its key is one of takenKeys, not
+// escaped.
+func takenArray(lit []byte) bool {
+	keys := takenKeys.Load()
+	if keys == nil || len(lit) < 2 {
+		return false
+	}
+	for _, k := range *keys {
+		if string(lit[1:len(lit)-1]) == k {
+			return true
+		}
+	}
+	return false
+}
 
 // maxKeptElems bounds the elements whose spans a scan keeps room for, for
 // the next line: a server's next list most likely has as many, and
@@ -119,6 +165,14 @@ type memoObjects struct {
 	members []span
 }
 
+// size is about the memory o holds (0 for nil).
+func (o *memoObjects) size() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.elems)*int(unsafe.Sizeof(elemSpan{})) + len(o.members)*int(unsafe.Sizeof(span{}))
+}
+
 // split returns the array split, the nested object starting at base; nil
 // if it was not split. The nested object is the top level's member number
 // nested, inner its members.
@@ -142,6 +196,7 @@ func takeObjects(obj []byte, key string) (MemberList, *ObjectList, bool) {
 	o := e.objects
 	memo.mu.Lock()
 	if kept, ok := memo.entries[weak.Make(&obj[0])]; ok && kept.objects == o {
+		memo.objectBytes -= o.size()
 		kept.objects = nil
 		memo.entries[weak.Make(&obj[0])] = kept
 	}

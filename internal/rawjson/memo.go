@@ -48,9 +48,15 @@ type memoMember struct {
 	start, end int // the value's offsets
 }
 
+// memoMaxObjectBytes bounds the arrays of objects the entries hold split
+// (incremental_objects.go), about 56 bytes an item: a split is kept until
+// taken, and at most 32 of up to 16,384 members each were some 29 MB.
+const memoMaxObjectBytes = 8 << 20
+
 var memo struct {
-	mu      sync.Mutex
-	entries map[weak.Pointer[byte]]memoEntry
+	mu          sync.Mutex
+	entries     map[weak.Pointer[byte]]memoEntry
+	objectBytes int // the size of the entries' objects
 }
 
 // remember records the split of v.
@@ -64,20 +70,33 @@ func remember(v []byte, e memoEntry) {
 	if memo.entries == nil {
 		memo.entries = make(map[weak.Pointer[byte]]memoEntry)
 	}
-	if len(memo.entries) >= memoMax {
-		for k := range memo.entries {
+	if old, ok := memo.entries[key]; ok {
+		forget(key, old)
+	}
+	if e.objects.size() > memoMaxObjectBytes {
+		e.objects = nil // bigger than the bound alone: SplitWithObjects splits it
+	}
+	if len(memo.entries) >= memoMax || memo.objectBytes+e.objects.size() > memoMaxObjectBytes {
+		for k, old := range memo.entries {
 			if k.Value() == nil {
-				delete(memo.entries, k)
+				forget(k, old)
 			}
 		}
-		for k := range memo.entries {
-			if len(memo.entries) < memoMax {
+		for k, old := range memo.entries {
+			if len(memo.entries) < memoMax && memo.objectBytes+e.objects.size() <= memoMaxObjectBytes {
 				break
 			}
-			delete(memo.entries, k) // the table is a shortcut: losing one costs a scan
+			forget(k, old) // the table is a shortcut: losing one costs a scan
 		}
 	}
+	memo.objectBytes += e.objects.size()
 	memo.entries[key] = e
+}
+
+// forget drops the entry e under k. (Guarded by memo.mu.)
+func forget(k weak.Pointer[byte], e memoEntry) {
+	memo.objectBytes -= e.objects.size()
+	delete(memo.entries, k)
 }
 
 // recall returns the split remembered for v.

@@ -60,6 +60,7 @@ func SplitWithObjectsSized(obj []byte, key string, size ObjectsSize) (ms MemberL
 	if ms, list, ok := takeObjects(obj, key); ok {
 		return ms, list, nil
 	}
+	takeArraysOf(key)
 	defer func() {
 		if recover() != nil { // only reachable with invalid input
 			ms, list, err = nil, nil, errors.New("invalid JSON object")
