@@ -72,7 +72,10 @@ func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, *sharedStr
 			e.decision = p.Decide(ctx, &own)
 		})
 	}
-	return started, shared, wg.Wait
+	return started, shared, func() {
+		wg.Wait()
+		shared.release() // only Run's own scans and those started here read it
+	}
 }
 
 // earlyAt returns the decision started early for the policy at index i,

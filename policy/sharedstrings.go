@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"unsafe"
@@ -20,6 +19,7 @@ type sharedStrings struct {
 	msg     []byte
 	once    sync.Once
 	strings []jsonString
+	decoded *[]byte // the escaped strings' text, from decodedBuffers; nil if none
 	err     error
 	tooMany bool // more strings than maxSharedStrings allows: each scan reads them itself
 }
@@ -52,36 +52,24 @@ func (ss *sharedStrings) of(msg []byte) *sharedStrings {
 	return ss
 }
 
-// decode reads the strings as appendJSONStrings does (the same steps, the
-// same errors), the escaped ones decoded into one buffer that they share.
+// decode reads the strings as appendJSONStrings does (stringWalk), the
+// escaped ones decoded into one buffer that they share.
 func (ss *sharedStrings) decode() {
 	msg := ss.msg
-	var decoded []byte // views of it are kept: appends never touch them, and a copy grown leaves them as they are
-	for i := 0; ; {
-		open := nextQuote(msg, i)
-		if open < 0 {
-			return
-		}
-		end := nextSpecial(msg, open+1)
-		var s string
-		if end < len(msg) && msg[end] == '"' {
-			s = view(msg[open+1 : end]) // plain ASCII, the common case
-		} else {
-			if decoded == nil {
-				// Decoded, the strings are no longer than the message,
-				// but for invalid UTF-8 (one byte, three as U+FFFD).
-				decoded = make([]byte, 0, len(msg))
+	for it := (stringWalk{msg: msg}); it.next(); {
+		if it.escaped() {
+			if ss.decoded == nil {
+				ss.decoded = takeDecoded(len(msg))
 			}
-			from := len(decoded)
 			var err error
-			if end, decoded, err = readString(msg, open+1, decoded); err != nil {
-				ss.err = fmt.Errorf("string at byte %d: %v", open, err)
+			// Views of it are kept: appends never touch them, and a copy
+			// grown (invalid UTF-8 made longer) leaves them as they are.
+			if *ss.decoded, err = it.unescape(*ss.decoded); err != nil {
+				ss.strings, ss.err = nil, err
 				return
 			}
-			s = view(decoded[from:])
 		}
-		i = end + 1
-		if memberName(msg, i) {
+		if it.name {
 			continue
 		}
 		if len(ss.strings) >= maxSharedStrings(len(msg)) {
@@ -93,8 +81,43 @@ func (ss *sharedStrings) decode() {
 			// which allocated five times its final size in all.
 			ss.strings = slices.Grow(ss.strings, max(len(ss.strings), 64))
 		}
-		ss.strings = append(ss.strings, jsonString{open, end, s})
+		ss.strings = append(ss.strings, jsonString{it.open, it.end, it.text})
 	}
+}
+
+// release gives the decoded strings' buffer back for the next big message,
+// once no scan reads them any more (Run's wait).
+func (ss *sharedStrings) release() {
+	if ss == nil || ss.decoded == nil {
+		return
+	}
+	ss.strings = nil
+	*ss.decoded = (*ss.decoded)[:0]
+	decodedBuffers.Put(ss.decoded)
+	ss.decoded = nil
+}
+
+// decodedBuffers hold the buffers big messages' strings were decoded into.
+// Each used to be made for its message and dropped after it: a buffer the
+// size of the message, which the runtime clears first, and which the
+// collector lets pile up between big messages (with the default policies,
+// a 10 MiB result of JSON, logs and prose peaked at twice the memory of
+// bare mcpgate). Reused, a buffer costs what the line buffer of the
+// reader that read the message costs: one the size of the last big one.
+// The pool is emptied by the collector when big messages stop coming.
+var decodedBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// takeDecoded returns an empty buffer from decodedBuffers with room for
+// the strings of a message of n bytes (decoded, they are no longer than
+// it, but for invalid UTF-8: one byte, three as U+FFFD).
+func takeDecoded(n int) *[]byte {
+	b := decodedBuffers.Get().(*[]byte)
+	if cap(*b) < n {
+		// Too small for this message: left to the collector, as a
+		// buffer grown by appends would be.
+		*b = make([]byte, 0, n)
+	}
+	return b
 }
 
 // appendStrings is appendJSONStrings (names false) over the decoded

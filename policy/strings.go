@@ -58,35 +58,20 @@ func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) b
 			scratches.Put(scratch)
 		}
 	}()
-	for i := 0; ; {
-		open := nextQuote(msg, i)
-		if open < 0 {
-			break
-		}
-		end := nextSpecial(msg, open+1)
-		var s string
-		if end < len(msg) && msg[end] == '"' {
-			s = view(msg[open+1 : end]) // plain ASCII, the common case
-		} else {
+	for it := (stringWalk{msg: msg}); it.next(); {
+		if it.escaped() {
 			if scratch == nil {
 				scratch = scratches.Get().(*[]byte)
 			}
-			// Sized once for the whole string: grown by appends, a text of
-			// megabytes would be copied over and over into buffers 1.25
-			// times bigger, allocating several times its size.
-			*scratch = slices.Grow((*scratch)[:0], closingQuote(msg, end)-end)
 			var err error
-			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
-				return nil, fmt.Errorf("string at byte %d: %v", open, err)
+			if *scratch, err = it.unescape((*scratch)[:0]); err != nil {
+				return nil, err
 			}
-			s = view(*scratch)
 		}
-		i = end + 1
-		name := memberName(msg, i)
-		if name && !names {
+		if it.name && !names {
 			continue
 		}
-		if !visit(s, name) {
+		if !visit(it.text, it.name) {
 			continue
 		}
 		if out == nil {
@@ -94,14 +79,75 @@ func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) b
 			// replace: one allocation, as a rule.
 			out = make([]byte, 0, len(msg)+len(msg)/64+256)
 		}
-		out = append(out, msg[copied:open]...)
+		out = append(out, msg[copied:it.open]...)
 		out = write(out)
-		copied = end + 1
+		copied = it.end + 1
 	}
 	if out == nil {
 		return msg, nil
 	}
 	return append(out, msg[copied:]...), nil
+}
+
+// stringWalk finds the strings of a JSON text one after the other, in
+// document order: what appendJSONStrings and the shared decoding
+// (sharedstrings.go) both read, so that they read the same. A string of
+// plain ASCII is taken as it is; one with an escape or a byte past ASCII
+// is unescaped by the caller (unescape), into a buffer of its choice.
+type stringWalk struct {
+	msg []byte
+	at  int // where the next string is looked for
+	// The string found last: its quotes at msg[open] and msg[end] (until
+	// it is unescaped, end is its first escape or byte past ASCII), its
+	// text and whether it is a member name (known once unescaped).
+	open, end int
+	text      string
+	name      bool
+}
+
+// next finds the next string; false at the end of the text.
+func (w *stringWalk) next() bool {
+	open := nextQuote(w.msg, w.at)
+	if open < 0 {
+		return false
+	}
+	w.open, w.end = open, nextSpecial(w.msg, open+1)
+	if !w.escaped() {
+		w.text = view(w.msg[open+1 : w.end]) // plain ASCII, the common case
+		w.found()
+	}
+	return true
+}
+
+// escaped reports whether the string found last is yet to be unescaped.
+func (w *stringWalk) escaped() bool {
+	return w.end == len(w.msg) || w.msg[w.end] != '"'
+}
+
+// unescape reads the string found last, appending its text to dst (the
+// text is a view of what it appends, valid while dst's bytes are). Unless
+// dst has room for the rest of the message, it is first grown to fit the
+// whole string: grown by appends, a text of megabytes would be copied over
+// and over into buffers 1.25 times bigger, allocating several times its
+// size.
+func (w *stringWalk) unescape(dst []byte) ([]byte, error) {
+	if cap(dst)-len(dst) < len(w.msg)-w.end {
+		dst = slices.Grow(dst, closingQuote(w.msg, w.end)-w.end)
+	}
+	from := len(dst)
+	end, dst, err := readString(w.msg, w.open+1, dst)
+	if err != nil {
+		return nil, fmt.Errorf("string at byte %d: %v", w.open, err)
+	}
+	w.end, w.text = end, view(dst[from:])
+	w.found()
+	return dst, nil
+}
+
+// found notes where the string found last ends.
+func (w *stringWalk) found() {
+	w.at = w.end + 1
+	w.name = memberName(w.msg, w.at)
 }
 
 // scratches hold the unescaped form of strings with escapes (most text
