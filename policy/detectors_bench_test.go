@@ -150,3 +150,23 @@ func BenchmarkDefaultSetResultMixed10MiB(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSharedDecoding is the shared decoding of a big result's
+// strings on each corpus (cpu-MB/s): what the scans wait for before they
+// start, the one of them that makes it and the other.
+func BenchmarkSharedDecoding(b *testing.B) {
+	for _, name := range corpusNames {
+		msg := []byte(toolResult(corpusText(b, name, corpusSize)))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			reportCPU(b, len(msg), func() {
+				ss := &sharedStrings{msg: msg}
+				if ss.of(msg) == nil {
+					b.Fatal("not shared")
+				}
+				ss.release()
+			})
+		})
+	}
+}
