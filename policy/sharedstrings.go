@@ -56,7 +56,8 @@ func (ss *sharedStrings) of(msg []byte) *sharedStrings {
 // escaped ones decoded into one buffer that they share.
 func (ss *sharedStrings) decode() {
 	msg := ss.msg
-	for it := (stringWalk{msg: msg}); it.next(); {
+	it := stringWalk{msg: msg}
+	for it.next() {
 		if it.escaped() {
 			if ss.decoded == nil {
 				ss.decoded = takeDecoded(len(msg))
@@ -64,7 +65,7 @@ func (ss *sharedStrings) decode() {
 			var err error
 			// Views of it are kept: appends never touch them, and a copy
 			// grown (invalid UTF-8 made longer) leaves them as they are.
-			if *ss.decoded, err = it.unescape(*ss.decoded); err != nil {
+			if *ss.decoded, err = it.unescapeSplit(*ss.decoded); err != nil {
 				ss.strings, ss.err = nil, err
 				return
 			}

@@ -58,7 +58,8 @@ func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) b
 			scratches.Put(scratch)
 		}
 	}()
-	for it := (stringWalk{msg: msg}); it.next(); {
+	it := stringWalk{msg: msg}
+	for it.next() {
 		if it.escaped() {
 			if scratch == nil {
 				scratch = scratches.Get().(*[]byte)
@@ -137,11 +138,16 @@ func (w *stringWalk) unescape(dst []byte) ([]byte, error) {
 	from := len(dst)
 	end, dst, err := readString(w.msg, w.open+1, dst)
 	if err != nil {
-		return nil, fmt.Errorf("string at byte %d: %v", w.open, err)
+		return nil, w.readError(err)
 	}
 	w.end, w.text = end, view(dst[from:])
 	w.found()
 	return dst, nil
+}
+
+// readError is readString's err, for the string found last.
+func (w *stringWalk) readError(err error) error {
+	return fmt.Errorf("string at byte %d: %v", w.open, err)
 }
 
 // found notes where the string found last ends.
@@ -221,13 +227,14 @@ func memberName(msg []byte, i int) bool {
 // readString reads the JSON string whose body starts at msg[p]: it
 // returns the index of its closing quote, with the string appended to dst
 // as encoding/json reads it (invalid UTF-8 and unpaired surrogates become
-// U+FFFD). Runs of plain ASCII are copied whole.
+// U+FFFD). Runs of plain ASCII are copied whole. A string not terminated
+// within msg is errNotTerminated, with dst as it was read so far.
 func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 	for {
 		k := nextSpecial(msg, p)
 		dst = append(dst, msg[p:k]...)
 		if k == len(msg) {
-			return 0, nil, fmt.Errorf("not terminated")
+			return 0, dst, errNotTerminated
 		}
 		switch c := msg[k]; {
 		case c == '"':
