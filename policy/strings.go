@@ -240,6 +240,13 @@ func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 		case c == '"':
 			return k, dst, nil
 		case c == '\\':
+			// The escapes of one byte (a line break, a quote) are most of
+			// them in text: taken here, without appendEscape's call.
+			if k+1 < len(msg) && shortEscapes[msg[k+1]] != 0 {
+				dst = append(dst, shortEscapes[msg[k+1]])
+				p = k + 2
+				continue
+			}
 			var err error
 			if p, dst, err = appendEscape(msg, k, dst); err != nil {
 				return 0, nil, err
@@ -255,6 +262,10 @@ func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 		}
 	}
 }
+
+// shortEscapes maps the byte after a backslash to what the escape stands
+// for, where that is one byte (0: none is).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // appendEscape appends what the escape at msg[k] stands for to dst and
 // returns the index after it.
