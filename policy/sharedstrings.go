@@ -113,9 +113,9 @@ var decodedBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // it, but for invalid UTF-8: one byte, three as U+FFFD).
 func takeDecoded(n int) *[]byte {
 	b := decodedBuffers.Get().(*[]byte)
-	if cap(*b) < n {
-		// Too small for this message: left to the collector, as a
-		// buffer grown by appends would be.
+	if cap(*b) < n || cap(*b) > 4*n {
+		// Too small for this message, or so big that a huge result would
+		// stay in memory while smaller ones come: left to the collector.
 		*b = make([]byte, 0, n)
 	}
 	return b

@@ -42,3 +42,15 @@ func TestBigResultDecodingReused(t *testing.T) {
 		t.Errorf("a Run of the default set on a %d-byte result with escapes allocated %d bytes, more than %d: its decoding not reused?", len(in.Message), perRun, limit)
 	}
 }
+
+// TestDecodingBufferOfAHugeResultNotKept: once a huge result has been
+// decoded, a smaller one does not take (and so keep in use) its buffer.
+func TestDecodingBufferOfAHugeResultNotKept(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the pool kept meanwhile
+	huge := make([]byte, 0, 64<<20)
+	decodedBuffers.Put(&huge)
+	b := takeDecoded(1 << 20)
+	if cap(*b) > 4<<20 {
+		t.Errorf("a 1 MiB result's decoding took a buffer of %d bytes", cap(*b))
+	}
+}
