@@ -72,10 +72,7 @@ func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, *sharedStr
 			e.decision = p.Decide(ctx, &own)
 		})
 	}
-	return started, shared, func() {
-		wg.Wait()
-		shared.release() // only Run's own scans and those started here read it
-	}
+	return started, shared, wg.Wait
 }
 
 // earlyAt returns the decision started early for the policy at index i,

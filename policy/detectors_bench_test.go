@@ -165,7 +165,6 @@ func BenchmarkSharedDecoding(b *testing.B) {
 				if ss.of(msg) == nil {
 					b.Fatal("not shared")
 				}
-				ss.release()
 			})
 		})
 	}

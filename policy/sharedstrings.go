@@ -19,7 +19,6 @@ type sharedStrings struct {
 	msg     []byte
 	once    sync.Once
 	strings []jsonString
-	decoded *[]byte // the escaped strings' text, from decodedBuffers; nil if none
 	err     error
 	tooMany bool // more strings than maxSharedStrings allows: each scan reads them itself
 }
@@ -56,17 +55,23 @@ func (ss *sharedStrings) of(msg []byte) *sharedStrings {
 // escaped ones decoded into one buffer that they share.
 func (ss *sharedStrings) decode() {
 	msg := ss.msg
+	var decoded []byte
 	it := stringWalk{msg: msg}
 	for it.next() {
 		if it.escaped() {
-			if ss.decoded == nil {
-				ss.decoded = takeDecoded(len(msg))
+			if decoded == nil {
+				// Decoded, the strings from here on are no longer than the
+				// rest of the message, but for invalid UTF-8 (one byte,
+				// three as U+FFFD). Not kept for the next message: between
+				// messages it would be memory in use, which the collector
+				// lets double.
+				decoded = make([]byte, 0, len(msg)-it.open)
 			}
 			var err error
 			// Views of it are kept: appends never touch them, and a copy
 			// grown (invalid UTF-8 made longer) leaves them as they are.
-			if *ss.decoded, err = it.unescapeSplit(*ss.decoded); err != nil {
-				ss.strings, ss.err = nil, err
+			if decoded, err = it.unescapeSplit(decoded); err != nil {
+				ss.err = err
 				return
 			}
 		}
@@ -84,41 +89,6 @@ func (ss *sharedStrings) decode() {
 		}
 		ss.strings = append(ss.strings, jsonString{it.open, it.end, it.text})
 	}
-}
-
-// release gives the decoded strings' buffer back for the next big message,
-// once no scan reads them any more (Run's wait).
-func (ss *sharedStrings) release() {
-	if ss == nil || ss.decoded == nil {
-		return
-	}
-	ss.strings = nil
-	*ss.decoded = (*ss.decoded)[:0]
-	decodedBuffers.Put(ss.decoded)
-	ss.decoded = nil
-}
-
-// decodedBuffers hold the buffers big messages' strings were decoded into.
-// Each used to be made for its message and dropped after it: a buffer the
-// size of the message, which the runtime clears first, and which the
-// collector lets pile up between big messages (with the default policies,
-// a 10 MiB result of JSON, logs and prose peaked at twice the memory of
-// bare mcpgate). Reused, a buffer costs what the line buffer of the
-// reader that read the message costs: one the size of the last big one.
-// The pool is emptied by the collector when big messages stop coming.
-var decodedBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// takeDecoded returns an empty buffer from decodedBuffers with room for
-// the strings of a message of n bytes (decoded, they are no longer than
-// it, but for invalid UTF-8: one byte, three as U+FFFD).
-func takeDecoded(n int) *[]byte {
-	b := decodedBuffers.Get().(*[]byte)
-	if cap(*b) < n || cap(*b) > 4*n {
-		// Too small for this message, or so big that a huge result would
-		// stay in memory while smaller ones come: left to the collector.
-		*b = make([]byte, 0, n)
-	}
-	return b
 }
 
 // appendStrings is appendJSONStrings (names false) over the decoded

@@ -76,7 +76,6 @@ func TestSharedDecodingSplit(t *testing.T) {
 		if _, err := ss.appendStrings(visit(&got), nil); err != nil {
 			t.Fatal(err)
 		}
-		ss.release()
 		if len(got) != len(want) {
 			t.Fatalf("%d strings, want %d", len(got), len(want))
 		}
