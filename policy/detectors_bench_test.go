@@ -132,3 +132,40 @@ func BenchmarkDefaultSetResult10MiB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDefaultSetResultMixed10MiB is the default set's Result stage on
+// BenchmarkPerfBigResult's 10MiB-mixed result (JSON, logs and prose), with
+// the bytes it allocates per Run: what the policies add to that call's
+// time and memory, without the noise of three processes.
+func BenchmarkDefaultSetResultMixed10MiB(b *testing.B) {
+	chain := defaultDetectorSet(b)
+	in := toolCall(Result, toolResult(corpusText(b, "mixed", 10<<20)))
+	ctx := context.Background()
+	chain.Run(ctx, in) // the detectors built, their scratch grown
+	b.SetBytes(int64(len(in.Message)))
+	b.ReportAllocs()
+	reportCPU(b, len(in.Message), func() {
+		if _, _, deny := chain.Run(ctx, in); deny != nil {
+			b.Fatalf("denied: %v", deny)
+		}
+	})
+}
+
+// BenchmarkSharedDecoding is the shared decoding of a big result's
+// strings on each corpus (cpu-MB/s): what the scans wait for before they
+// start, the one of them that makes it and the other.
+func BenchmarkSharedDecoding(b *testing.B) {
+	for _, name := range corpusNames {
+		msg := []byte(toolResult(corpusText(b, name, corpusSize)))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			reportCPU(b, len(msg), func() {
+				ss := &sharedStrings{msg: msg}
+				if ss.of(msg) == nil {
+					b.Fatal("not shared")
+				}
+			})
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"unsafe"
@@ -52,36 +51,31 @@ func (ss *sharedStrings) of(msg []byte) *sharedStrings {
 	return ss
 }
 
-// decode reads the strings as appendJSONStrings does (the same steps, the
-// same errors), the escaped ones decoded into one buffer that they share.
+// decode reads the strings as appendJSONStrings does (stringWalk), the
+// escaped ones decoded into one buffer that they share.
 func (ss *sharedStrings) decode() {
 	msg := ss.msg
-	var decoded []byte // views of it are kept: appends never touch them, and a copy grown leaves them as they are
-	for i := 0; ; {
-		open := nextQuote(msg, i)
-		if open < 0 {
-			return
-		}
-		end := nextSpecial(msg, open+1)
-		var s string
-		if end < len(msg) && msg[end] == '"' {
-			s = view(msg[open+1 : end]) // plain ASCII, the common case
-		} else {
+	var decoded []byte
+	it := stringWalk{msg: msg}
+	for it.next() {
+		if it.escaped() {
 			if decoded == nil {
-				// Decoded, the strings are no longer than the message,
-				// but for invalid UTF-8 (one byte, three as U+FFFD).
-				decoded = make([]byte, 0, len(msg))
+				// Decoded, the strings from here on are no longer than the
+				// rest of the message, but for invalid UTF-8 (one byte,
+				// three as U+FFFD). Not kept for the next message: between
+				// messages it would be memory in use, which the collector
+				// lets double.
+				decoded = make([]byte, 0, len(msg)-it.open)
 			}
-			from := len(decoded)
 			var err error
-			if end, decoded, err = readString(msg, open+1, decoded); err != nil {
-				ss.err = fmt.Errorf("string at byte %d: %v", open, err)
+			// Views of it are kept: appends never touch them, and a copy
+			// grown (invalid UTF-8 made longer) leaves them as they are.
+			if decoded, err = it.unescapeSplit(decoded); err != nil {
+				ss.err = err
 				return
 			}
-			s = view(decoded[from:])
 		}
-		i = end + 1
-		if memberName(msg, i) {
+		if it.name {
 			continue
 		}
 		if len(ss.strings) >= maxSharedStrings(len(msg)) {
@@ -93,7 +87,7 @@ func (ss *sharedStrings) decode() {
 			// which allocated five times its final size in all.
 			ss.strings = slices.Grow(ss.strings, max(len(ss.strings), 64))
 		}
-		ss.strings = append(ss.strings, jsonString{open, end, s})
+		ss.strings = append(ss.strings, jsonString{it.open, it.end, it.text})
 	}
 }
 

@@ -58,35 +58,21 @@ func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) b
 			scratches.Put(scratch)
 		}
 	}()
-	for i := 0; ; {
-		open := nextQuote(msg, i)
-		if open < 0 {
-			break
-		}
-		end := nextSpecial(msg, open+1)
-		var s string
-		if end < len(msg) && msg[end] == '"' {
-			s = view(msg[open+1 : end]) // plain ASCII, the common case
-		} else {
+	it := stringWalk{msg: msg}
+	for it.next() {
+		if it.escaped() {
 			if scratch == nil {
 				scratch = scratches.Get().(*[]byte)
 			}
-			// Sized once for the whole string: grown by appends, a text of
-			// megabytes would be copied over and over into buffers 1.25
-			// times bigger, allocating several times its size.
-			*scratch = slices.Grow((*scratch)[:0], closingQuote(msg, end)-end)
 			var err error
-			if end, *scratch, err = readString(msg, open+1, (*scratch)[:0]); err != nil {
-				return nil, fmt.Errorf("string at byte %d: %v", open, err)
+			if *scratch, err = it.unescape((*scratch)[:0]); err != nil {
+				return nil, err
 			}
-			s = view(*scratch)
 		}
-		i = end + 1
-		name := memberName(msg, i)
-		if name && !names {
+		if it.name && !names {
 			continue
 		}
-		if !visit(s, name) {
+		if !visit(it.text, it.name) {
 			continue
 		}
 		if out == nil {
@@ -94,14 +80,80 @@ func appendJSONStrings(msg []byte, names bool, visit func(s string, name bool) b
 			// replace: one allocation, as a rule.
 			out = make([]byte, 0, len(msg)+len(msg)/64+256)
 		}
-		out = append(out, msg[copied:open]...)
+		out = append(out, msg[copied:it.open]...)
 		out = write(out)
-		copied = end + 1
+		copied = it.end + 1
 	}
 	if out == nil {
 		return msg, nil
 	}
 	return append(out, msg[copied:]...), nil
+}
+
+// stringWalk finds the strings of a JSON text one after the other, in
+// document order: what appendJSONStrings and the shared decoding
+// (sharedstrings.go) both read, so that they read the same. A string of
+// plain ASCII is taken as it is; one with an escape or a byte past ASCII
+// is unescaped by the caller (unescape), into a buffer of its choice.
+type stringWalk struct {
+	msg []byte
+	at  int // where the next string is looked for
+	// The string found last: its quotes at msg[open] and msg[end] (until
+	// it is unescaped, end is its first escape or byte past ASCII), its
+	// text and whether it is a member name (known once unescaped).
+	open, end int
+	text      string
+	name      bool
+}
+
+// next finds the next string; false at the end of the text.
+func (w *stringWalk) next() bool {
+	open := nextQuote(w.msg, w.at)
+	if open < 0 {
+		return false
+	}
+	w.open, w.end = open, nextSpecial(w.msg, open+1)
+	if !w.escaped() {
+		w.text = view(w.msg[open+1 : w.end]) // plain ASCII, the common case
+		w.found()
+	}
+	return true
+}
+
+// escaped reports whether the string found last is yet to be unescaped.
+func (w *stringWalk) escaped() bool {
+	return w.end == len(w.msg) || w.msg[w.end] != '"'
+}
+
+// unescape reads the string found last, appending its text to dst (the
+// text is a view of what it appends, valid while dst's bytes are). Unless
+// dst has room for the rest of the message, it is first grown to fit the
+// whole string: grown by appends, a text of megabytes would be copied over
+// and over into buffers 1.25 times bigger, allocating several times its
+// size.
+func (w *stringWalk) unescape(dst []byte) ([]byte, error) {
+	if cap(dst)-len(dst) < len(w.msg)-w.end {
+		dst = slices.Grow(dst, closingQuote(w.msg, w.end)-w.end)
+	}
+	from := len(dst)
+	end, dst, err := readString(w.msg, w.open+1, dst)
+	if err != nil {
+		return nil, w.readError(err)
+	}
+	w.end, w.text = end, view(dst[from:])
+	w.found()
+	return dst, nil
+}
+
+// readError is readString's err, for the string found last.
+func (w *stringWalk) readError(err error) error {
+	return fmt.Errorf("string at byte %d: %v", w.open, err)
+}
+
+// found notes where the string found last ends.
+func (w *stringWalk) found() {
+	w.at = w.end + 1
+	w.name = memberName(w.msg, w.at)
 }
 
 // scratches hold the unescaped form of strings with escapes (most text
@@ -175,18 +227,26 @@ func memberName(msg []byte, i int) bool {
 // readString reads the JSON string whose body starts at msg[p]: it
 // returns the index of its closing quote, with the string appended to dst
 // as encoding/json reads it (invalid UTF-8 and unpaired surrogates become
-// U+FFFD). Runs of plain ASCII are copied whole.
+// U+FFFD). Runs of plain ASCII are copied whole. A string not terminated
+// within msg is errNotTerminated, with dst as it was read so far.
 func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 	for {
 		k := nextSpecial(msg, p)
 		dst = append(dst, msg[p:k]...)
 		if k == len(msg) {
-			return 0, nil, fmt.Errorf("not terminated")
+			return 0, dst, errNotTerminated
 		}
 		switch c := msg[k]; {
 		case c == '"':
 			return k, dst, nil
 		case c == '\\':
+			// The escapes of one byte (a line break, a quote) are most of
+			// them in text: taken here, without appendEscape's call.
+			if k+1 < len(msg) && shortEscapes[msg[k+1]] != 0 {
+				dst = append(dst, shortEscapes[msg[k+1]])
+				p = k + 2
+				continue
+			}
 			var err error
 			if p, dst, err = appendEscape(msg, k, dst); err != nil {
 				return 0, nil, err
@@ -202,6 +262,10 @@ func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 		}
 	}
 }
+
+// shortEscapes maps the byte after a backslash to what the escape stands
+// for, where that is one byte (0: none is).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // appendEscape appends what the escape at msg[k] stands for to dst and
 // returns the index after it.

@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// FuzzSplitDecoding: a string decoded in two halves (unescapeAt, at any
+// split point) reads as it does decoded whole (unescape): the same text,
+// end, error; invalid UTF-8 (which outgrows its room) included.
+func FuzzSplitDecoding(f *testing.F) {
+	f.Add(`{"t":"a\nb \"k\" \u00e9\ud83d\ude00 x\ud800 y/z\\\\"}`, 3, 0)
+	f.Add("\"\xff\xfe\xe2\x82 ab\xf0cd\\n\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff ef\"", 7, 2)
+	f.Add(`"abc\q def ghi jkl"`, 9, 0)
+	f.Add(`"abc def ghi jkl\`, 5, 1)
+	f.Add(`"ab" , "cd\n ef gh"`, 3, 0)
+	f.Fuzz(func(t *testing.T, msg string, at, prefix int) {
+		w := stringWalk{msg: []byte(msg)}
+		if !w.next() || !w.escaped() {
+			return
+		}
+		s := splitPoint(w.msg, w.open+1+abs(at)%(len(msg)-w.open), len(msg))
+		if s < 0 {
+			return
+		}
+		// As in the shared decoding: strings before it in the buffer, room
+		// for the rest of the message.
+		before := strings.Repeat("p", abs(prefix)%8)
+		newDst := func() []byte { return append(make([]byte, 0, len(before)+len(msg)-w.open), before...) }
+		whole := w
+		want, wantErr := whole.unescape(newDst())
+		split := w
+		got, gotErr := split.unescapeAt(newDst(), s)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q split at %d: error %v, whole %v", msg, s, gotErr, wantErr)
+		}
+		if wantErr != nil {
+			return
+		}
+		if string(got) != string(want) || split.text != whole.text || split.end != whole.end || split.at != whole.at || split.name != whole.name {
+			t.Fatalf("%q split at %d: %q (text %q, end %d), whole %q (text %q, end %d)", msg, s, got, split.text, split.end, want, whole.text, whole.end)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// TestSharedDecodingSplit: a result whose text of megabytes is decoded in
+// two halves reads, for the scans, as appendJSONStrings reads it.
+func TestSharedDecodingSplit(t *testing.T) {
+	for _, msg := range []string{
+		toolResult(corpusText(t, "mixed", 3<<20)),
+		toolResult(strings.Repeat("caf\u00e9 \"quoted\"\t\\ \u2028\n", (3<<20)/20)),
+		// Invalid UTF-8 as a peer may send it (encoding/json would have
+		// replaced it): decoded, the second half outgrows its room.
+		`{"content":[{"type":"text","text":"` + strings.Repeat(`ok\n`, 1<<19) + "\xff\xfe bad" + strings.Repeat("\xff", 1<<20) + `"}]}`,
+	} {
+		msg := []byte(msg + `,{"after":"a\nb"}`)
+		var want, got []string
+		visit := func(into *[]string) func(string, bool) bool {
+			return func(s string, _ bool) bool { *into = append(*into, strings.Clone(s)); return false }
+		}
+		if _, err := appendJSONStrings(msg, false, visit(&want), nil); err != nil {
+			t.Fatal(err)
+		}
+		ss := &sharedStrings{msg: msg}
+		if ss.of(msg) == nil {
+			t.Fatal("not shared")
+		}
+		if _, err := ss.appendStrings(visit(&got), nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d strings, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("string %d differs (%d bytes, want %d)", i, len(got[i]), len(want[i]))
+			}
+		}
+	}
+}
