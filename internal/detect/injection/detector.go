@@ -101,6 +101,7 @@ type scanner struct {
 	tried   []int   // per rule: the last start tried (each start is tried once)
 	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
+	around  []byte // the matching form around a trigger word (quietTrigger)
 	// judged counts the matches judged in context in this text, and runs
 	// the rules' regexps run; past their budgets, the rest of the text is
 	// one phrase_flood.
@@ -206,7 +207,13 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	s.out = s.out[:0]
 	var runs letterRun
-	if d.unfiltered || !d.phraseFree(text, &runs) {
+	if !d.unfiltered && d.quietPhrases(s, text, &runs) {
+		for _, f := range s.n.found {
+			if d.enabled.has(f.Kind) {
+				s.out = append(s.out, f)
+			}
+		}
+	} else {
 		s.out = d.scanPhrases(s, text)
 	}
 	if d.enabled.has(KindEncodedPayload) {
