@@ -26,6 +26,10 @@ type Detector struct {
 	triggerHint [triggerHintBits / 64]uint64
 	// maxTrigger is the length of the longest trigger word.
 	maxTrigger int
+	// firstLen has, for each byte that begins a trigger word (either
+	// case), the bit of each length such a word has: quietPhrases passes
+	// over most words ("the", numbers) with one load.
+	firstLen [256]uint64
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
 	// phraseFree).
@@ -82,6 +86,10 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
 			}
 			d.maxTrigger = max(d.maxTrigger, len(t))
+			d.firstLen[t[0]] |= 1 << len(t)
+			if 'a' <= t[0] && t[0] <= 'z' {
+				d.firstLen[t[0]-'a'+'A'] |= 1 << len(t)
+			}
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)

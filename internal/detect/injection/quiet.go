@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"strings"
 	"unicode/utf8"
@@ -39,43 +40,54 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		return false // a special token, or the start of one: rare
 	}
 	s.n.found = s.n.found[:0]
-	q := quietWalk{d: d, s: s, text: text, runs: runs}
+	q := quietWalk{d: d, s: s, text: text}
 	for i := 0; i < len(text); {
-		if i+64 <= len(text) {
-			// Sixty-four bytes of ASCII at a time: their word bytes as
-			// bits, the words that end in them walked with no branch per byte.
-			if w, ok := wordBits(text, i); ok {
-				ends := w &^ (w >> 1) &^ (1 << 63) // a word at the last byte may go on
-				if ends == 0 {
-					if w == 0 {
-						i += 64
-						continue
-					}
-					if first := bits.TrailingZeros64(w); first > 0 {
-						i += first
-						continue
-					}
-					// A word of 64 bytes or more: the byte walk below.
-				} else {
-					starts := w &^ (w << 1)
-					next := i
-					for ends != 0 {
-						e := bits.TrailingZeros64(ends)
-						ends &= ends - 1
-						upTo := starts & (2<<e - 1)
-						starts &^= upTo
-						ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-						if next = q.word(ws, we); next != we {
+		if i+64 <= len(text) && text[i] < utf8.RuneSelf {
+			// Sixty-four bytes at a time: their word bytes as bits, and the
+			// words that end in them (before any byte outside ASCII, and
+			// before the last byte, where a word may go on) taken with no
+			// branch per byte.
+			w, wide := wordBits(text, i)
+			ascii := 64
+			if wide != 0 {
+				ascii = bits.TrailingZeros64(wide)
+			}
+			ends := w &^ (w >> 1) & (1<<(ascii-1) - 1)
+			if ends != 0 {
+				starts := w &^ (w << 1)
+				next := i
+				for ends != 0 {
+					e := bits.TrailingZeros64(ends)
+					ends &= ends - 1
+					upTo := starts & (2<<e - 1)
+					starts &^= upTo
+					ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
+					q.formLen += we - ws
+					q.recent[q.words%len(q.recent)] = ws
+					q.words++
+					next = we
+					if d.firstLen[text[ws]]>>(we-ws)&1 != 0 && d.mayTriggerText(text, ws, we) {
+						if next = q.trigger(ws, we); next != we {
 							break // a window settled it, and more
 						}
 					}
-					if next < 0 {
-						return false
-					}
-					i = next
+				}
+				if next < 0 {
+					return false
+				}
+				i = next
+				continue
+			}
+			if before := w & (1<<ascii - 1); before == 0 {
+				if i += ascii; ascii == 64 {
 					continue
 				}
+			} else if first := bits.TrailingZeros64(before); first > 0 {
+				i += first
+				continue
 			}
+			// A word of 64 bytes or more at i, or a byte outside ASCII
+			// at i or glued to the word there: byte by byte.
 		}
 		c := text[i]
 		if !asciiWordBytes[c] {
@@ -89,16 +101,22 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 			continue
 		}
 		j := wordEnd(text, i+1, runs)
+		q.formLen += j - i
 		if j < len(text) && text[j] >= utf8.RuneSelf {
 			// Glued to what follows ("café", "ig\u200bnore"): its word in the
 			// matching form is longer; the window there settles it.
-			q.formLen += j - i
 			i = j
 			continue
 		}
-		if i = q.word(i, j); i < 0 {
-			return false
+		q.recent[q.words%len(q.recent)] = i
+		q.words++
+		if j-i < 64 && d.firstLen[text[i]]>>(j-i)&1 != 0 && d.mayTriggerText(text, i, j) {
+			if i = q.trigger(i, j); i < 0 {
+				return false
+			}
+			continue
 		}
+		i = j
 	}
 	return q.ran <= runBase+q.formLen/runEvery
 }
@@ -108,13 +126,13 @@ type quietWalk struct {
 	d    *Detector
 	s    *scanner
 	text string
-	runs *letterRun
 	// recent holds the starts of the last words, in text; words counts
-	// them. After a window (settled), only the fresh words since it are
-	// in recent: the matching form has those before too.
-	recent       [maxBack + 1]int
-	words, fresh int
-	settled      bool
+	// them. After a window (settled), only the words since it (those
+	// from settledAt on) are in recent: the matching form has those
+	// before too.
+	recent           [16]int // a power of two above maxBack
+	words, settledAt int
+	settled          bool
 	// formLen is a lower bound of the length of the matching form (each
 	// ASCII word byte is one byte of it): a text gets runBase rule runs
 	// and one more per runEvery bytes of its form. ran counts the runs.
@@ -122,30 +140,23 @@ type quietWalk struct {
 	lower        [maxTriggerLen]byte
 }
 
-// word takes the ASCII word text[i:j] (not glued to a character outside
-// ASCII) and returns where the walk goes on: j, the end of a window that
-// settled it, or -1 when a rule may match.
-func (q *quietWalk) word(i, j int) int {
-	q.formLen += j - i
-	q.recent[q.words%len(q.recent)] = i
-	q.words++
-	q.fresh++
-	n := j - i
-	d := q.d
-	if n > d.maxTrigger || !d.mayTriggerText(q.text, i, j) {
-		return j
-	}
-	w := q.lower[:n]
+// trigger takes the ASCII word text[i:j] (in recent, not glued to a
+// character outside ASCII), which may be a trigger word, and returns where
+// the walk goes on: j, the end of a window that settled it, or -1 when a
+// rule may match.
+func (q *quietWalk) trigger(i, j int) int {
+	w := q.lower[:j-i]
 	for k := range w {
 		w[k] = asciiFold[q.text[i+k]]
 	}
+	d := q.d
 	rules := d.triggers[string(w)]
 	if rules == nil {
 		return j
 	}
 	known := q.words
 	if q.settled {
-		known = -q.fresh
+		known = -(q.words - q.settledAt)
 	}
 	if d.quietTrigger(q.s, q.text, rules, &q.recent, q.words, known, i, j) {
 		return j
@@ -160,21 +171,20 @@ func (q *quietWalk) settle(x, y int) int {
 	if !ok {
 		return -1
 	}
-	q.settled, q.fresh = true, 0
+	q.settled, q.settledAt = true, q.words
 	return end
 }
 
 // wordBits returns a bit for each byte of text[i:i+64] that is an ASCII
-// word byte (asciiWordBytes); false if any byte is not ASCII.
-func wordBits(text string, i int) (uint64, bool) {
+// word byte (asciiWordBytes), and one for each byte of 0x80 or more.
+func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
-	var w, all uint64
 	for k := 0; k < 64; k += 8 {
 		x := load64(b, k)
-		all |= x
-		w |= (wordHighs(x) >> 7) * 0x0102040810204080 >> 56 << k
+		words |= (wordHighs(x&^highs) &^ x >> 7) * 0x0102040810204080 >> 56 << k
+		wide |= (x & highs >> 7) * 0x0102040810204080 >> 56 << k
 	}
-	return w, all&highs == 0
+	return words, wide
 }
 
 // wordHighs has the high bit of each byte of x set where that byte is an
@@ -212,7 +222,7 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[maxBack + 1]int, words, known, i, j int) bool {
+func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[16]int, words, known, i, j int) bool {
 	back := 0
 	for _, ri := range rules {
 		back = max(back, d.rules[ri].backWords())
@@ -224,21 +234,79 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[m
 		known = back + 1
 	}
 	back = min(back, known-1)
-	var at [maxBack + 1]int // the form's offset of each start, earliest first
+	var at [maxBack + 1]int // the starts, earliest first
 	starts := at[:back+1]
 	for k := range starts {
 		starts[k] = recent[(words-1-back+k)%len(recent)]
 	}
+	if s.around == nil {
+		s.around = make([]byte, 0, maxAround+8)
+	}
+	// Each rule is settled on the text itself where it can be: its guard
+	// on the form around the trigger word only, its filter's pairs on the
+	// first two bytes at each start, then the rest of its filter on the
+	// form of the few bytes there. Rules that start at punctuation need
+	// the form around all the starts.
+	var guardForm []byte
+	gi := i
+	var probes [maxBack + 1]probe
+	probed, full := 0, false
+	for _, ri := range rules {
+		r := d.rules[ri]
+		if !d.enabled.has(r.kind) {
+			continue
+		}
+		f := r.filter()
+		if f == nil {
+			return false // every start is admitted
+		}
+		if r.guard != nil {
+			if guardForm == nil {
+				at := [1]int{i}
+				b, ok := formAround(text, at[:], j, s.around[:0])
+				if !ok {
+					return false
+				}
+				guardForm, gi = b, at[0]
+			}
+			if !r.guard(guardForm, gi, gi+j-i) {
+				continue
+			}
+		}
+		if r.punct || f.pairs == nil {
+			full = true
+			continue
+		}
+		for k := back - min(r.backWords(), known-1); k <= back; k++ {
+			ws := starts[k]
+			if !mayPair(f, text, ws) {
+				continue
+			}
+			if probed&(1<<k) == 0 {
+				p, ok := probeText(text, ws)
+				if !ok {
+					return false
+				}
+				probes[k] = p
+				probed |= 1 << k
+			}
+			if f.mayAdmit(&probes[k]) {
+				return false
+			}
+		}
+	}
+	if !full {
+		return true
+	}
 	b, ok := formAround(text, starts, j, s.around[:0])
-	s.around = b[:0]
 	if !ok {
 		return false
 	}
 	ti, tj := starts[back], starts[back]+j-i
 	for _, ri := range rules {
 		r := d.rules[ri]
-		if !d.enabled.has(r.kind) {
-			continue
+		if !d.enabled.has(r.kind) || !r.punct && r.filter().pairs != nil {
+			continue // settled above
 		}
 		if r.guard != nil && !r.guard(b, ti, tj) {
 			continue
@@ -258,6 +326,52 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[m
 		}
 	}
 	return true
+}
+
+// probeText is the probe of the matching form at the ASCII word start
+// text[ws]; false when a character outside ASCII is in reach.
+func probeText(text string, ws int) (probe, bool) {
+	var buf [16]byte
+	n := 0
+	for k := ws; k < len(text) && n < maxLongPrefixLen; n++ {
+		c := text[k]
+		switch f := asciiFold[c]; {
+		case f != 0:
+			buf[n] = f
+			k++
+		case c >= utf8.RuneSelf:
+			return probe{}, false
+		case isASCIISpace(c):
+			for k < len(text) && isASCIISpace(text[k]) {
+				k++
+			}
+			buf[n] = ' ' // '\n' too: the sets read it as ' '
+		default:
+			buf[n] = c // control characters are their own form
+			k++
+		}
+	}
+	return probe{[2]uint64{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}, n}, true
+}
+
+// mayPair reports whether the first two bytes of the matching form at the
+// ASCII word start text[ws] may be a pair of f (whose pairs are set); true
+// when it cannot tell.
+func mayPair(f *prefixFilter, text string, ws int) bool {
+	if ws+1 >= len(text) {
+		return false // one byte: admits wants two
+	}
+	c1 := text[ws+1]
+	switch {
+	case asciiFold[c1] != 0:
+		c1 = asciiFold[c1]
+	case isASCIISpace(c1):
+		c1 = ' ' // a run of white space, and pairHash reads '\n' as ' '
+	case c1 >= utf8.RuneSelf:
+		return true
+	}
+	h := pairHash(asciiFold[text[ws]], c1)
+	return f.pairs[h/64]&(1<<(h%64)) != 0
 }
 
 // backWords is how many words before its trigger a match of r may start.
@@ -308,7 +422,28 @@ func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 	}
 	dst = append(dst, before[len(before)-n:]...)
 	next, limit := 0, -1
+	space := false // the last byte written is white space
 	for k := first; k < len(text); {
+		if k+8 <= len(text) && len(dst)+8 <= maxAround {
+			// Eight bytes of printable ASCII with single spaces are their
+			// own form, lower-cased (as in normalize).
+			if lower, ok := plainChunk(text, k, space); ok {
+				for next < len(starts) && starts[next] < k+8 {
+					starts[next] = len(dst) + starts[next] - k
+					next++
+				}
+				if limit < 0 && j < k+8 {
+					limit = len(dst) + j - k + guardAfter
+				}
+				dst = binary.LittleEndian.AppendUint64(dst, lower)
+				space = lower>>56 == ' '
+				k += 8
+				if limit >= 0 && len(dst) >= limit {
+					break
+				}
+				continue
+			}
+		}
 		if next < len(starts) && k == starts[next] {
 			starts[next] = len(dst)
 			next++
@@ -331,6 +466,7 @@ func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 				c += 'a' - 'A'
 			}
 			dst = append(dst, c)
+			space = false
 			k++
 			continue
 		}
@@ -340,7 +476,13 @@ func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 				sp = '\n'
 			}
 		}
-		dst = append(dst, sp)
+		switch {
+		case !space:
+			dst = append(dst, sp)
+		case sp == '\n':
+			dst[len(dst)-1] = sp // the run began in the last eight bytes
+		}
+		space = true
 	}
 	return dst, true
 }
@@ -407,9 +549,9 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int, ran *int) (in
 		return 0, false
 	}
 	found := len(s.n.found)
-	// Most cores need little around them: one word with an accent, no
+	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
-	for _, margin := range [...]struct{ before, after int }{{64, 32}, {256, 512}, {1024, 2048}, {4096, 8192}} {
+	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
 		lo, hi := cutBefore(text, max(0, coreLo-margin.before)), cutAfter(text, min(len(text), coreHi+margin.after))
 		if lo < 0 || hi < 0 {
 			return 0, false
