@@ -194,3 +194,76 @@ func FuzzQuietAsFull(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMayBeText: the table decoding of mayBeText decides as enc.Decode
+// did, on runs of base64 characters of either alphabet (as harmfulRun
+// calls it: 16 to 96 characters, a multiple of four).
+func FuzzMayBeText(f *testing.F) {
+	for _, s := range []string{"Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo", "com/repos/acme/notes/issues/1234", "I_kwDOAe58ea081M76442xyz",
+		"5fc64991-7b3d-4c8e-9f0a-0123456789ab", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q", "ZWNobyAiaGkiCg==", "++++////----____"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, run string) {
+		var in [sniffLen]byte
+		var scratch [sniffLen]byte
+		n := copy(in[:], run) &^ 3
+		if n < minEncodedLen {
+			return
+		}
+		for _, c := range in[:n] {
+			if !isBase64Byte(c) {
+				return // a run holds nothing else (no padding, no line break)
+			}
+		}
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			if got, want := mayBeText(enc, in[:n], scratch[:]), refMayBeText(enc, in[:n], scratch[:]); got != want {
+				t.Fatalf("%q: %v, with enc.Decode %v", in[:n], got, want)
+			}
+		}
+	})
+}
+
+// TestMayBeTextAsDecode: FuzzMayBeText's comparison on the base64 runs of
+// the corpora and on random runs.
+func TestMayBeTextAsDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+	var runs []string
+	for _, name := range realisticCorpora {
+		text := realisticText(t, name, 64<<10)
+		for i := 0; i < len(text); {
+			j := i
+			for j < len(text) && isBase64Byte(text[j]) {
+				j++
+			}
+			if j-i >= minEncodedLen {
+				runs = append(runs, text[i:j])
+			}
+			i = j + 1
+		}
+	}
+	for range 20000 {
+		b := make([]byte, 16+4*r.IntN(21))
+		printable := r.IntN(2) == 0
+		for k := range b {
+			if printable && k%4 == 0 {
+				b[k] = "CDIJKLMNOPQRSTUVWXYZabcdef"[r.IntN(26)]
+			} else {
+				b[k] = alphabet[r.IntN(len(alphabet)-r.IntN(2)*2)]
+			}
+		}
+		runs = append(runs, string(b))
+	}
+	var scratch [sniffLen]byte
+	for _, run := range runs {
+		for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
+			in := []byte(run[shift:])
+			in = in[:min(len(in), sniffLen)&^3]
+			for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+				if got, want := mayBeText(enc, in, scratch[:]), refMayBeText(enc, in, scratch[:]); got != want {
+					t.Fatalf("%q: %v, with enc.Decode %v", in, got, want)
+				}
+			}
+		}
+	}
+}

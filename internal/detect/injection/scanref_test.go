@@ -2,6 +2,7 @@ package injection
 
 import (
 	"cmp"
+	"encoding/base64"
 	"slices"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -36,4 +37,20 @@ func (d *Detector) refScan(text string, dst []detect.Finding) []detect.Finding {
 		end = f.End
 	}
 	return dst
+}
+
+// refMayBeText is mayBeText as it was, with enc.Decode: the reference of
+// FuzzMayBeText.
+func refMayBeText(enc *base64.Encoding, in, scratch []byte) bool {
+	m, err := enc.Decode(scratch, in[:min(len(in), 16)])
+	if err != nil {
+		return false
+	}
+	np := 0
+	for _, c := range scratch[:m] {
+		if !(0x20 <= c && c < 0x7F || c == '\n' || c == '\t' || c == '\r') {
+			np++
+		}
+	}
+	return np*10 <= len(in)*3/4
 }
