@@ -179,10 +179,17 @@ func (q *quietWalk) settle(x, y int) int {
 // word byte (asciiWordBytes), and one for each byte of 0x80 or more.
 func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
+	var all uint64
 	for k := 0; k < 64; k += 8 {
 		x := load64(b, k)
+		all |= x
 		words |= (wordHighs(x&^highs) &^ x >> 7) * 0x0102040810204080 >> 56 << k
-		wide |= (x & highs >> 7) * 0x0102040810204080 >> 56 << k
+	}
+	if all&highs == 0 {
+		return words, 0 // the common case: all ASCII
+	}
+	for k := 0; k < 64; k += 8 {
+		wide |= (load64(b, k) & highs >> 7) * 0x0102040810204080 >> 56 << k
 	}
 	return words, wide
 }
