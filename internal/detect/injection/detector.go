@@ -32,7 +32,7 @@ type Detector struct {
 	firstLen [256]uint64
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
-	// phraseFree).
+	// quietPhrases).
 	unfiltered bool
 }
 

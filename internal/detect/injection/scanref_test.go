@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
 )
@@ -53,4 +54,41 @@ func refMayBeText(enc *base64.Encoding, in, scratch []byte) bool {
 		}
 	}
 	return np*10 <= len(in)*3/4
+}
+
+// phraseFree was Scan's test for a text in which no phrase rule can match
+// (quietPhrases does more); refScan still runs it, as Scan did.
+//
+// phraseFree reports whether no phrase rule can match text and no
+// character of it is a finding: it is plain ASCII, with no trigger word
+// and no "<|". That is exact, not a guess: on ASCII the matching form only
+// lower-cases letters and collapses white space (control characters and
+// punctuation are kept), so its words are text's runs of letters, digits
+// and '_', lower-cased, and a '<' is next to a '|' in one exactly when it
+// is in the other; matchPhrases tries a rule only at a trigger word or at
+// "<|", and the Unicode findings need a byte of 0x80 or more.
+func (d *Detector) phraseFree(text string, runs *letterRun) bool {
+	var lower [maxTriggerLen]byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if !asciiWordBytes[c] {
+			if c >= utf8.RuneSelf || c == '<' && i+1 < len(text) && text[i+1] == '|' {
+				return false
+			}
+			i++
+			continue
+		}
+		j := wordEnd(text, i+1, runs)
+		if n := j - i; n <= d.maxTrigger {
+			w := lower[:n]
+			for k := range w {
+				w[k] = asciiFold[text[i+k]]
+			}
+			if d.mayTrigger(w) && d.triggers[string(w)] != nil {
+				return false
+			}
+		}
+		i = j
+	}
+	return true
 }
