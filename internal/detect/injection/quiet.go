@@ -263,10 +263,6 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 		if !d.enabled.has(r.kind) {
 			continue
 		}
-		f := r.filter()
-		if f == nil {
-			return false // every start is admitted
-		}
 		if r.guard != nil {
 			if guardForm == nil {
 				at := [1]int{i}
@@ -279,6 +275,12 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 			if !r.guard(guardForm, gi, gi+j-i) {
 				continue
 			}
+		}
+		// The filter is built past the guard only, as matchPhrases builds
+		// it: most rules are never tried on most texts.
+		f := r.filter()
+		if f == nil {
+			return false // every start is admitted
 		}
 		if r.punct || f.pairs == nil {
 			full = true
@@ -312,13 +314,16 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 	ti, tj := starts[back], starts[back]+j-i
 	for _, ri := range rules {
 		r := d.rules[ri]
-		if !d.enabled.has(r.kind) || !r.punct && r.filter().pairs != nil {
-			continue // settled above
+		if !d.enabled.has(r.kind) {
+			continue
 		}
 		if r.guard != nil && !r.guard(b, ti, tj) {
 			continue
 		}
 		f := r.filter()
+		if !r.punct && f.pairs != nil {
+			continue // settled above
+		}
 		for _, ws := range starts[back-min(r.backWords(), known-1):] {
 			if r.punct {
 				for p := max(0, ws-8); p < ws; p++ {
