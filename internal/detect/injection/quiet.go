@@ -549,10 +549,14 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int, ran *int) (in
 	for coreHi >= 0 && coreHi < len(text) {
 		// A character outside ASCII just past the core joins it: one
 		// window for a word with several accents, or a sentence in Greek.
-		k := coreHi
-		for end := min(len(text), coreHi+64); k < end && text[k] < utf8.RuneSelf; k++ {
+		k, end := coreHi, min(len(text), coreHi+64)
+		for k+8 <= end && load64(text, k)&highs == 0 {
+			k += 8
 		}
-		if k == min(len(text), coreHi+64) {
+		for k < end && text[k] < utf8.RuneSelf {
+			k++
+		}
+		if k == end {
 			break
 		}
 		coreHi = cutAfter(text, k+1)
