@@ -15,7 +15,7 @@ import (
 // realisticCorpora are the texts the detector's speed is measured on and
 // its fast paths are checked against the reference scan with: what a
 // file-reading, shell or API tool returns.
-var realisticCorpora = []string{"prose", "code", "json", "logs", "csv", "mixed"}
+var realisticCorpora = []string{"prose", "english", "code", "json", "logs", "csv", "mixed"}
 
 // realisticText returns the named corpus, about size bytes cut at a line
 // end; deterministic, so that two runs measure the same bytes.
@@ -27,6 +27,16 @@ func realisticText(tb testing.TB, name string, size int) string {
 		switch name {
 		case "prose":
 			corpus.Prose(&b, r)
+		case "english":
+			// The prose without its sentences in other languages: plain
+			// ASCII, dense with trigger words used as ordinary words.
+			var p strings.Builder
+			corpus.Prose(&p, r)
+			for _, sentence := range strings.SplitAfter(p.String(), ". ") {
+				if isASCII(sentence) {
+					b.WriteString(sentence)
+				}
+			}
 		case "code":
 			b.WriteString(goSourceText(tb))
 		case "json":
