@@ -27,9 +27,10 @@ type Detector struct {
 	// maxTrigger is the length of the longest trigger word.
 	maxTrigger int
 	// firstLen has, for each byte that begins a trigger word (either
-	// case), the bit of each length such a word has: quietPhrases passes
-	// over most words ("the", numbers) with one load.
-	firstLen [256]uint64
+	// case), the bit of each length such a word has; secondLen and
+	// lastLen the same for the second and the last byte: quietPhrases
+	// passes over most words ("the", "and", numbers) with three loads.
+	firstLen, secondLen, lastLen [256]uint64
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
 	// quietPhrases).
@@ -86,9 +87,14 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
 			}
 			d.maxTrigger = max(d.maxTrigger, len(t))
-			d.firstLen[t[0]] |= 1 << len(t)
-			if 'a' <= t[0] && t[0] <= 'z' {
-				d.firstLen[t[0]-'a'+'A'] |= 1 << len(t)
+			for _, at := range []struct {
+				table *[256]uint64
+				c     byte
+			}{{&d.firstLen, t[0]}, {&d.secondLen, t[min(1, len(t)-1)]}, {&d.lastLen, t[len(t)-1]}} {
+				at.table[at.c] |= 1 << len(t)
+				if 'a' <= at.c && at.c <= 'z' {
+					at.table[at.c-'a'+'A'] |= 1 << len(t)
+				}
 			}
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))

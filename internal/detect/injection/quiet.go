@@ -66,7 +66,7 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 					q.recent[q.words%len(q.recent)] = ws
 					q.words++
 					next = we
-					if d.firstLen[text[ws]]>>(we-ws)&1 != 0 && d.mayTriggerText(text, ws, we) {
+					if d.mayTriggerText(text, ws, we) {
 						if next = q.trigger(ws, we); next != we {
 							break // a window settled it, and more
 						}
@@ -110,7 +110,7 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		}
 		q.recent[q.words%len(q.recent)] = i
 		q.words++
-		if j-i < 64 && d.firstLen[text[i]]>>(j-i)&1 != 0 && d.mayTriggerText(text, i, j) {
+		if d.mayTriggerText(text, i, j) {
 			if i = q.trigger(i, j); i < 0 {
 				return false
 			}
@@ -204,9 +204,13 @@ func wordHighs(x uint64) uint64 {
 	return (letter | digit | under) & highs
 }
 
-// mayTriggerText is mayTrigger of the word text[i:j] lower-cased.
+// mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
+// a look at its first, second and last bytes and its length.
 func (d *Detector) mayTriggerText(text string, i, j int) bool {
 	n := j - i
+	if n >= 64 || (d.firstLen[text[i]]&d.secondLen[text[i+min(1, n-1)]]&d.lastLen[text[j-1]])>>n&1 == 0 {
+		return false
+	}
 	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
 	h = (h ^ h>>13) & (triggerHintBits - 1)
 	return d.triggerHint[h/64]&(1<<(h%64)) != 0
