@@ -92,6 +92,10 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		c := text[i]
 		if !asciiWordBytes[c] {
 			if c >= utf8.RuneSelf {
+				if end := q.foldedWord(i); end > i {
+					i = end
+					continue
+				}
 				if i = q.settle(i, i+1); i < 0 {
 					return false
 				}
@@ -162,6 +166,60 @@ func (q *quietWalk) trigger(i, j int) int {
 		return j
 	}
 	return q.settle(i, j)
+}
+
+// foldedWord takes, without a window, the word around the character
+// outside ASCII at text[x] when every such character in it is a letter the
+// matching form folds to ASCII ("répond", "Änderungen"): no Unicode
+// finding, one word of the form, which is not a trigger word. It returns
+// the word's end, where the walk goes on, or x when it cannot take it.
+// The rules tried at later trigger words see the word's characters outside
+// ASCII in reach and settle them in a window.
+func (q *quietWalk) foldedWord(x int) int {
+	text := q.text
+	ws := x
+	for ws > 0 && asciiWordBytes[text[ws-1]] {
+		ws--
+	}
+	if ws > 0 && text[ws-1] >= utf8.RuneSelf {
+		return x
+	}
+	w := q.lower[:0]
+	k := ws
+	for k < len(text) {
+		c := text[k]
+		if c < utf8.RuneSelf {
+			if !asciiWordBytes[c] {
+				break
+			}
+			c = asciiFold[c]
+			k++
+		} else {
+			r, size := utf8.DecodeRuneInString(text[k:])
+			f := foldRune(r)
+			if !wordBytes[f] || f >= utf8.RuneSelf || isInvisible(r) {
+				return x // not a letter the form folds to ASCII
+			}
+			c = f
+			k += size
+		}
+		if len(w) < cap(w) {
+			w = append(w, c)
+		} else {
+			w = w[:cap(w)] // longer than any trigger word
+		}
+	}
+	if len(w) < cap(w) && q.d.mayTrigger(w) && q.d.triggers[string(w)] != nil {
+		return x
+	}
+	q.recent[q.words%len(q.recent)] = ws
+	q.words++
+	for ; x < k; x++ {
+		if text[x] < utf8.RuneSelf {
+			q.formLen++
+		}
+	}
+	return k
 }
 
 // settle settles text[x:y] in a window (settleWindow) and returns its end,
@@ -371,9 +429,12 @@ func probeText(text string, ws int) (probe, bool) {
 }
 
 // mayPair reports whether the first two bytes of the matching form at the
-// ASCII word start text[ws] may be a pair of f (whose pairs are set); true
+// word start text[ws] may be a pair of f (whose pairs are set); true
 // when it cannot tell.
 func mayPair(f *prefixFilter, text string, ws int) bool {
+	if text[ws] >= utf8.RuneSelf {
+		return true // a word that starts with a folded letter (foldedWord)
+	}
 	if ws+1 >= len(text) {
 		return false // one byte: admits wants two
 	}
