@@ -26,9 +26,14 @@ type Detector struct {
 	triggerHint [triggerHintBits / 64]uint64
 	// maxTrigger is the length of the longest trigger word.
 	maxTrigger int
+	// firstLen has, for each byte that begins a trigger word (either
+	// case), the bit of each length such a word has; secondLen and
+	// lastLen the same for the second and the last byte: quietPhrases
+	// passes over most words ("the", "and", numbers) with three loads.
+	firstLen, secondLen, lastLen [256]uint64
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
-	// phraseFree).
+	// quietPhrases).
 	unfiltered bool
 }
 
@@ -82,6 +87,15 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
 			}
 			d.maxTrigger = max(d.maxTrigger, len(t))
+			for _, at := range []struct {
+				table *[256]uint64
+				c     byte
+			}{{&d.firstLen, t[0]}, {&d.secondLen, t[min(1, len(t)-1)]}, {&d.lastLen, t[len(t)-1]}} {
+				at.table[at.c] |= 1 << len(t)
+				if 'a' <= at.c && at.c <= 'z' {
+					at.table[at.c-'a'+'A'] |= 1 << len(t)
+				}
+			}
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
@@ -101,6 +115,7 @@ type scanner struct {
 	tried   []int   // per rule: the last start tried (each start is tried once)
 	matches []match // phrase matches, in matching-form offsets
 	out     []rawFinding
+	around  []byte // the matching form around a trigger word (quietTrigger)
 	// judged counts the matches judged in context in this text, and runs
 	// the rules' regexps run; past their budgets, the rest of the text is
 	// one phrase_flood.
@@ -206,7 +221,13 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	s.out = s.out[:0]
 	var runs letterRun
-	if d.unfiltered || !d.phraseFree(text, &runs) {
+	if !d.unfiltered && d.quietPhrases(s, text, &runs) {
+		for _, f := range s.n.found {
+			if d.enabled.has(f.Kind) {
+				s.out = append(s.out, f)
+			}
+		}
+	} else {
 		s.out = d.scanPhrases(s, text)
 	}
 	if d.enabled.has(KindEncodedPayload) {

@@ -24,12 +24,15 @@
 // trigger words. One pass cuts the matching form into words; only at a
 // trigger word is a rule tried, at that word and the few before it, and only
 // where the text begins with one of the literal prefixes the rule can match
-// (prefilter.go, derived from the regexp's syntax tree). Ordinary text costs
-// the normalising pass, the word pass and a handful of failed prefix tests;
-// plain ASCII in which no trigger word occurs (logs, CSV, blobs) is not
-// normalised at all (plain.go). A text gets a bounded number of rule runs
-// and of judgements in context for its length; past them, its rest is one
-// phrase_flood finding, so that a text made of phrases stays cheap.
+// (prefilter.go, derived from the regexp's syntax tree). Ordinary text is
+// not normalised at all (quiet.go): its ASCII words are its matching form's,
+// a trigger word's rules are settled on the few bytes their prefix tests
+// read, and only around a start they admit, or a character outside ASCII,
+// is the matching form built, in a small window; the whole form is built
+// only for a text where a rule may match. A text gets a bounded number of
+// rule runs and of judgements in context for its length; past them, its
+// rest is one phrase_flood finding, so that a text made of phrases stays
+// cheap.
 // A match is then judged in context (context.go):
 //
 //   - position: override and exfiltration verbs count only in imperative

@@ -242,20 +242,52 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 // mayBeText reports whether in (which decodes to 3*len(in)/4 bytes) could
 // pass looksLikeText, from its first 16 characters only: most runs of
 // base64 characters are paths or identifiers that decode to binary, and 12
-// bytes tell. It never rejects what looksLikeText would accept.
+// bytes tell. It never rejects what looksLikeText would accept. The 16
+// characters are decoded here, with a table (a run has neither padding nor
+// line breaks): it is called for every run of 16 base64 characters and
+// more, up to four times (the alignments), and enc.Decode cost four times
+// as much.
 func mayBeText(enc *base64.Encoding, in, scratch []byte) bool {
-	m, err := enc.Decode(scratch, in[:min(len(in), 16)])
-	if err != nil {
-		return false
+	values := &stdValues
+	if enc == base64.RawURLEncoding {
+		values = &urlValues
 	}
 	np := 0
-	for _, c := range scratch[:m] {
-		if !(0x20 <= c && c < 0x7F || c == '\n' || c == '\t' || c == '\r') {
-			np++
+	for g := 0; g+4 <= min(len(in), 16); g += 4 {
+		a, b, c, d := values[in[g]], values[in[g+1]], values[in[g+2]], values[in[g+3]]
+		if (a|b|c|d)&0x80 != 0 {
+			return false // not of this alphabet: enc.Decode fails
 		}
+		x := uint32(a)<<18 | uint32(b)<<12 | uint32(c)<<6 | uint32(d)
+		np += nonPrintable[x>>16] + nonPrintable[x>>8&0xFF] + nonPrintable[x&0xFF]
 	}
 	return np*10 <= len(in)*3/4
 }
+
+// stdValues and urlValues are the values of the characters of the two
+// alphabets, 0xFF for the others.
+var stdValues, urlValues = base64Values("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"),
+	base64Values("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+func base64Values(alphabet string) (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for i := range len(alphabet) {
+		t[alphabet[i]] = byte(i)
+	}
+	return t
+}
+
+// nonPrintable is 1 for the bytes looksLikeText does not count as text.
+var nonPrintable = func() (t [256]int) {
+	for c := range t {
+		if !(0x20 <= c && c < 0x7F || c == '\n' || c == '\t' || c == '\r') {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // looksLikeText reports whether at least 90% of b is printable ASCII or
 // white space: decoded binary (images, hashes) fails at once.

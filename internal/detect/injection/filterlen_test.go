@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
@@ -68,18 +69,25 @@ func TestPrefixSetHint(t *testing.T) {
 				for i := range b {
 					b[i] = k.byteAt(i)
 				}
-				if !s.has(b) {
+				if !s.has(probeRaw(b)) {
 					t.Fatalf("%.40s: the set does not have its key %q", r.re.String(), b)
 				}
 			}
 			for _, text := range texts {
 				for i := range len(text) {
 					b := []byte(text[i:min(len(text), i+maxLongPrefixLen)])
-					if got, want := s.has(b), searchOnly(s, b); got != want {
+					if got, want := s.has(probeRaw(b)), searchOnly(s, b); got != want {
 						t.Fatalf("%.40s: has(%q) = %v, the search alone %v", r.re.String(), b, got, want)
 					}
 				}
 			}
 		}
 	}
+}
+
+// probeRaw is the probe of b as it is ('\n' kept).
+func probeRaw(b []byte) *probe {
+	var buf [16]byte
+	n := copy(buf[:maxLongPrefixLen], b)
+	return &probe{[2]uint64{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}, n}
 }

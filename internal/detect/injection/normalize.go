@@ -25,12 +25,20 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 	n.b = n.b[:0]
 	n.src = n.src[:0]
 	n.nonASCII = false
-	space := true // suppresses leading white space
 	if cap(n.b) < len(text) {
 		n.b = make([]byte, 0, len(text)+len(text)/8)
 	}
-	for i := 0; i < len(text); {
-		if !withMap && i+8 <= len(text) {
+	n.appendForm(text, 0, len(text), withMap, unicodeFindings)
+}
+
+// appendForm appends to n.b the matching form of text[lo:hi], where lo is
+// 0 or a cut (isCut): the form of a text is the forms of its pieces
+// between cuts, one after the other. Characters are classified with their
+// neighbours in the whole text.
+func (n *normalizer) appendForm(text string, lo, hi int, withMap, unicodeFindings bool) {
+	space := true // suppresses leading white space; at a cut, white space was just written
+	for i := lo; i < hi; {
+		if !withMap && i+8 <= hi {
 			// Eight bytes of printable ASCII with single spaces are their
 			// own matching form, lower-cased: the common case, at a few
 			// operations a byte.
@@ -49,7 +57,7 @@ func (n *normalizer) normalize(text string, withMap, unicodeFindings bool) {
 			for {
 				b = append(b, f)
 				i++
-				if i == len(text) {
+				if i == hi {
 					break
 				}
 				if f = asciiFold[text[i]]; f == 0 {

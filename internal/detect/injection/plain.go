@@ -2,44 +2,10 @@ package injection
 
 import "unicode/utf8"
 
-// A big tool result is mostly plain ASCII in which no trigger word occurs
-// (a log, a CSV export, a base64 blob): its matching form would be a copy
-// of the whole text that no phrase rule ever reads. phraseFree recognises
-// such a text on the text itself, and Scan then builds no matching form.
-
-// phraseFree reports whether no phrase rule can match text and no
-// character of it is a finding: it is plain ASCII, with no trigger word
-// and no "<|". That is exact, not a guess: on ASCII the matching form only
-// lower-cases letters and collapses white space (control characters and
-// punctuation are kept), so its words are text's runs of letters, digits
-// and '_', lower-cased, and a '<' is next to a '|' in one exactly when it
-// is in the other; matchPhrases tries a rule only at a trigger word or at
-// "<|", and the Unicode findings need a byte of 0x80 or more.
-func (d *Detector) phraseFree(text string, runs *letterRun) bool {
-	var lower [maxTriggerLen]byte
-	for i := 0; i < len(text); {
-		c := text[i]
-		if !asciiWordBytes[c] {
-			if c >= utf8.RuneSelf || c == '<' && i+1 < len(text) && text[i+1] == '|' {
-				return false
-			}
-			i++
-			continue
-		}
-		j := wordEnd(text, i+1, runs)
-		if n := j - i; n <= d.maxTrigger {
-			w := lower[:n]
-			for k := range w {
-				w[k] = asciiFold[text[i+k]]
-			}
-			if d.mayTrigger(w) && d.triggers[string(w)] != nil {
-				return false
-			}
-		}
-		i = j
-	}
-	return true
-}
+// A big tool result is mostly plain ASCII (a log, a CSV export, a base64
+// blob): quietPhrases (quiet.go) walks it for words, and scanEncoded for
+// tokens. The helpers here walk runs of letters, eight and 32 bytes at a
+// time, and remember the longest (letterRun) for the next walk.
 
 // maxTriggerLen bounds the length of a trigger word (newDetector checks).
 const maxTriggerLen = 32

@@ -54,22 +54,73 @@ func (f *prefixFilter) admits(b []byte) bool {
 	if f == nil {
 		return true
 	}
+	p := probeOf(b)
+	return f.admitsProbe(&p)
+}
+
+// admitsProbe is admits of the bytes p holds.
+func (f *prefixFilter) admitsProbe(p *probe) bool {
+	if f == nil {
+		return true
+	}
 	if f.pairs != nil {
-		if len(b) < 2 {
+		if p.n < 2 {
 			return false
 		}
-		if h := pairHash(b[0], b[1]); f.pairs[h/64]&(1<<(h%64)) == 0 {
+		if h := pairHash(byte(p.w[0]), byte(p.w[0]>>8)); f.pairs[h/64]&(1<<(h%64)) == 0 {
 			return false
 		}
 	}
-	var buf [maxLongPrefixLen]byte
-	n := copy(buf[:], b)
+	return f.short.has(p) && (f.long == nil || f.long.has(p))
+}
+
+// mayAdmit is admitsProbe with only the longer of the two sets, which
+// tells the most: it may admit what admitsProbe does not, never the
+// reverse (quietPhrases settles what it admits in a window).
+func (f *prefixFilter) mayAdmit(p *probe) bool {
+	if f.long == nil {
+		return f.admitsProbe(p)
+	}
+	if f.pairs != nil {
+		if p.n < 2 {
+			return false
+		}
+		if h := pairHash(byte(p.w[0]), byte(p.w[0]>>8)); f.pairs[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
+	}
+	return f.long.has(p)
+}
+
+// probe is the first bytes of the matching form at a start, as the sets
+// are looked up ('\n' read as ' '), packed in two words: a start tried
+// for several rules, and for several lengths in each, is read once.
+type probe struct {
+	w [2]uint64
+	n int
+}
+
+func probeOf(b []byte) probe {
+	var buf [16]byte
+	n := copy(buf[:maxLongPrefixLen], b)
 	for i := range n {
 		if buf[i] == '\n' {
 			buf[i] = ' '
 		}
 	}
-	return f.short.has(buf[:n]) && (f.long == nil || f.long.has(buf[:n]))
+	return probe{[2]uint64{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}, n}
+}
+
+// key is keyOf of the probe's first n bytes (n <= p.n).
+func (p *probe) key(n int) prefixKey {
+	k0, k1 := p.w[0], p.w[1]
+	if n < 8 {
+		k0 &= 1<<(8*n) - 1
+		k1 = 0
+	} else {
+		k1 &= 1<<(8*(n-8)) - 1
+	}
+	return prefixKey{k0, k1 | uint64(n)<<56}
 }
 
 // prefixSet is a set of strings of at most longPrefixLen bytes; a string
@@ -99,13 +150,13 @@ func keyOf(p []byte) prefixKey {
 	return prefixKey{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}
 }
 
-// has reports whether b begins with a string of the set.
-func (s *prefixSet) has(b []byte) bool {
+// has reports whether the probed bytes begin with a string of the set.
+func (s *prefixSet) has(p *probe) bool {
 	for _, n := range s.lens {
-		if n > len(b) {
+		if n > p.n {
 			return false
 		}
-		k := keyOf(b[:n])
+		k := p.key(n)
 		if h := keyHint(k, uint64(len(s.hint))*64-1); s.hint[h/64]&(1<<(h%64)) == 0 {
 			continue
 		}

@@ -1,0 +1,752 @@
+package injection
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"unicode/utf8"
+)
+
+// Most text that holds trigger words is still quiet: in 1 MiB of prose,
+// code or JSON, thousands of trigger words ("now", "show", "system",
+// "instructions") open a rule's window, a few dozen starts pass a rule's
+// prefix filter, and no regexp matches. Building the matching form of the
+// whole text (a copy of it) and walking it again for words was most of the
+// detector's time on such text. quietPhrases shows on the text itself that
+// no rule matches, building the matching form only of small windows:
+//
+//   - plain ASCII maps one to one to its matching form, but for white space
+//     (a run is one ' ', or '\n' if it holds a line break): its words are the
+//     text's runs of letters, digits and '_', lower-cased;
+//   - at a trigger word, the few bytes each rule's guard and prefix filter
+//     read are put in the matching form (formAround), and the rules tried
+//     exactly as matchPhrases tries them, up to the regexp;
+//   - a start a filter admits, and any character outside ASCII (a look-alike
+//     letter, an invisible character, a Unicode finding), is settled in a
+//     window of the matching form around it (settleWindow), built from a
+//     cut before to a cut after: the form of a text is the forms of its
+//     pieces between cuts.
+//
+// Anything that could be a finding (a regexp that matches, "<|") makes it
+// give up, and Scan builds the whole matching form as before. The phrase
+// rules then find nothing scanPhrases would not: FuzzQuietAsFull compares
+// the two on random text, the corpora and planted phrases.
+
+// quietPhrases reports whether no phrase rule matches text. When it does, it
+// leaves in s.n.found the Unicode findings of text, as normalize finds
+// them. False means it could not tell (or a rule may match).
+func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
+	if strings.Contains(text, "<|") {
+		return false // a special token, or the start of one: rare
+	}
+	s.n.found = s.n.found[:0]
+	q := quietWalk{d: d, s: s, text: text}
+	for i := 0; i < len(text); {
+		if i+64 <= len(text) && text[i] < utf8.RuneSelf {
+			// Sixty-four bytes at a time: their word bytes as bits, and the
+			// words that end in them (before any byte outside ASCII, and
+			// before the last byte, where a word may go on) taken with no
+			// branch per byte.
+			w, wide := wordBits(text, i)
+			ascii := 64
+			if wide != 0 {
+				ascii = bits.TrailingZeros64(wide)
+			}
+			ends := w &^ (w >> 1) & (1<<(ascii-1) - 1)
+			if ends != 0 {
+				starts := w &^ (w << 1)
+				next := i
+				for ends != 0 {
+					e := bits.TrailingZeros64(ends)
+					ends &= ends - 1
+					upTo := starts & (2<<e - 1)
+					starts &^= upTo
+					ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
+					q.formLen += we - ws
+					q.recent[q.words%len(q.recent)] = ws
+					q.words++
+					next = we
+					if d.mayTriggerText(text, ws, we) {
+						if next = q.trigger(ws, we); next != we {
+							break // a window settled it, and more
+						}
+					}
+				}
+				if next < 0 {
+					return false
+				}
+				i = next
+				continue
+			}
+			if before := w & (1<<ascii - 1); before == 0 {
+				if i += ascii; ascii == 64 {
+					continue
+				}
+			} else if first := bits.TrailingZeros64(before); first > 0 {
+				i += first
+				continue
+			}
+			// A word of 64 bytes or more at i, or a byte outside ASCII
+			// at i or glued to the word there: byte by byte.
+		}
+		c := text[i]
+		if !asciiWordBytes[c] {
+			if c >= utf8.RuneSelf {
+				if end := q.foldedWord(i); end > i {
+					i = end
+					continue
+				}
+				if i = q.settle(i, i+1); i < 0 {
+					return false
+				}
+				continue
+			}
+			i++
+			continue
+		}
+		j := wordEnd(text, i+1, runs)
+		q.formLen += j - i
+		if j < len(text) && text[j] >= utf8.RuneSelf {
+			// Glued to what follows ("café", "ig\u200bnore"): its word in the
+			// matching form is longer; the window there settles it.
+			i = j
+			continue
+		}
+		q.recent[q.words%len(q.recent)] = i
+		q.words++
+		if d.mayTriggerText(text, i, j) {
+			if i = q.trigger(i, j); i < 0 {
+				return false
+			}
+			continue
+		}
+		i = j
+	}
+	return q.ran <= runBase+q.formLen/runEvery
+}
+
+// quietWalk is the state of quietPhrases' walk over a text.
+type quietWalk struct {
+	d    *Detector
+	s    *scanner
+	text string
+	// recent holds the starts of the last words, in text; words counts
+	// them. After a window (settled), only the words since it (those
+	// from settledAt on) are in recent: the matching form has those
+	// before too.
+	recent           [16]int // a power of two above maxBack
+	words, settledAt int
+	settled          bool
+	// formLen is a lower bound of the length of the matching form (each
+	// ASCII word byte is one byte of it): a text gets runBase rule runs
+	// and one more per runEvery bytes of its form. ran counts the runs.
+	formLen, ran int
+	lower        [maxTriggerLen]byte
+}
+
+// trigger takes the ASCII word text[i:j] (in recent, not glued to a
+// character outside ASCII), which may be a trigger word, and returns where
+// the walk goes on: j, the end of a window that settled it, or -1 when a
+// rule may match.
+func (q *quietWalk) trigger(i, j int) int {
+	w := q.lower[:j-i]
+	for k := range w {
+		w[k] = asciiFold[q.text[i+k]]
+	}
+	d := q.d
+	rules := d.triggers[string(w)]
+	if rules == nil {
+		return j
+	}
+	known := q.words
+	if q.settled {
+		known = -(q.words - q.settledAt)
+	}
+	if d.quietTrigger(q.s, q.text, rules, &q.recent, q.words, known, i, j) {
+		return j
+	}
+	return q.settle(i, j)
+}
+
+// foldedWord takes, without a window, the word around the character
+// outside ASCII at text[x] when every such character in it is a letter the
+// matching form folds to ASCII ("répond", "Änderungen"): no Unicode
+// finding, one word of the form, which is not a trigger word. It returns
+// the word's end, where the walk goes on, or x when it cannot take it.
+// The rules tried at later trigger words see the word's characters outside
+// ASCII in reach and settle them in a window.
+func (q *quietWalk) foldedWord(x int) int {
+	text := q.text
+	ws := x
+	for ws > 0 && asciiWordBytes[text[ws-1]] {
+		ws--
+	}
+	if ws > 0 && text[ws-1] >= utf8.RuneSelf {
+		return x
+	}
+	w := q.lower[:0]
+	k := ws
+	for k < len(text) {
+		c := text[k]
+		if c < utf8.RuneSelf {
+			if !asciiWordBytes[c] {
+				break
+			}
+			c = asciiFold[c]
+			k++
+		} else {
+			r, size := utf8.DecodeRuneInString(text[k:])
+			f := foldRune(r)
+			if !wordBytes[f] || f >= utf8.RuneSelf || isInvisible(r) {
+				return x // not a letter the form folds to ASCII
+			}
+			c = f
+			k += size
+		}
+		if len(w) < cap(w) {
+			w = append(w, c)
+		} else {
+			w = w[:cap(w)] // longer than any trigger word
+		}
+	}
+	if len(w) < cap(w) && q.d.mayTrigger(w) && q.d.triggers[string(w)] != nil {
+		return x
+	}
+	q.recent[q.words%len(q.recent)] = ws
+	q.words++
+	for ; x < k; x++ {
+		if text[x] < utf8.RuneSelf {
+			q.formLen++
+		}
+	}
+	return k
+}
+
+// settle settles text[x:y] in a window (settleWindow) and returns its end,
+// or -1.
+func (q *quietWalk) settle(x, y int) int {
+	end, ok := q.d.settleWindow(q.s, q.text, x, y, &q.ran)
+	if !ok {
+		return -1
+	}
+	q.settled, q.settledAt = true, q.words
+	return end
+}
+
+// wordBits returns a bit for each byte of text[i:i+64] that is an ASCII
+// word byte (asciiWordBytes), and one for each byte of 0x80 or more.
+func wordBits(text string, i int) (words, wide uint64) {
+	b := text[i : i+64]
+	var all uint64
+	for k := 0; k < 64; k += 8 {
+		x := load64(b, k)
+		all |= x
+		words |= (wordHighs(x&^highs) &^ x >> 7) * 0x0102040810204080 >> 56 << k
+	}
+	if all&highs == 0 {
+		return words, 0 // the common case: all ASCII
+	}
+	for k := 0; k < 64; k += 8 {
+		wide |= (load64(b, k) & highs >> 7) * 0x0102040810204080 >> 56 << k
+	}
+	return words, wide
+}
+
+// wordHighs has the high bit of each byte of x set where that byte is an
+// ASCII letter, digit or '_', for an x with no byte of 0x80 or more.
+func wordHighs(x uint64) uint64 {
+	y := x | 0x20*ones // upper case onto lower case, and nothing else onto letters
+	letter := (y + (0x80-'a')*ones) &^ (y + (0x80-'z'-1)*ones)
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+	under := ^((x ^ '_'*ones) + 0x7f*ones)
+	return (letter | digit | under) & highs
+}
+
+// mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
+// a look at its first, second and last bytes and its length.
+func (d *Detector) mayTriggerText(text string, i, j int) bool {
+	n := j - i
+	if n >= 64 || (d.firstLen[text[i]]&d.secondLen[text[i+min(1, n-1)]]&d.lastLen[text[j-1]])>>n&1 == 0 {
+		return false
+	}
+	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
+	h = (h ^ h>>13) & (triggerHintBits - 1)
+	return d.triggerHint[h/64]&(1<<(h%64)) != 0
+}
+
+// Around a trigger word, formAround puts in the matching form what the
+// guards and the prefix filters read: guardBefore bytes before the first
+// start tried, the words up to the trigger, guardAfter bytes after it.
+const (
+	guardBefore = 16 // afterAngle looks 16 bytes back, the punctuation of a start 8
+	guardAfter  = 24 // beforeColon looks 24 bytes on; a filter 15 bytes from a start
+	maxAround   = 512
+)
+
+// quietTrigger reports whether, at the ASCII trigger word text[i:j], no
+// rule of rules gets past its guard and prefix filter at any start
+// matchPhrases would try. recent holds the starts of the last words in
+// text, the trigger's last, words of them in all; known is how many
+// words the matching form has up to it, or minus the number of the last of
+// them in recent (the form has more: words before a window are not in
+// recent). False means it could not tell, or a start is admitted: its
+// window must settle it.
+func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[16]int, words, known, i, j int) bool {
+	back := 0
+	for _, ri := range rules {
+		back = max(back, d.rules[ri].backWords())
+	}
+	if known < 0 {
+		if back > -known-1 {
+			return false // a start before the window
+		}
+		known = back + 1
+	}
+	back = min(back, known-1)
+	var at [maxBack + 1]int // the starts, earliest first
+	starts := at[:back+1]
+	for k := range starts {
+		starts[k] = recent[(words-1-back+k)%len(recent)]
+	}
+	if s.around == nil {
+		s.around = make([]byte, 0, maxAround+8)
+	}
+	// Each rule is settled on the text itself where it can be: its guard
+	// on the form around the trigger word only, its filter's pairs on the
+	// first two bytes at each start, then the rest of its filter on the
+	// form of the few bytes there. Rules that start at punctuation need
+	// the form around all the starts.
+	var guardForm []byte
+	gi := i
+	var probes [maxBack + 1]probe
+	probed, full := 0, false
+	for _, ri := range rules {
+		r := d.rules[ri]
+		if !d.enabled.has(r.kind) {
+			continue
+		}
+		if r.guard != nil {
+			if guardForm == nil {
+				at := [1]int{i}
+				b, ok := formAround(text, at[:], j, s.around[:0])
+				if !ok {
+					return false
+				}
+				guardForm, gi = b, at[0]
+			}
+			if !r.guard(guardForm, gi, gi+j-i) {
+				continue
+			}
+		}
+		// The filter is built past the guard only, as matchPhrases builds
+		// it: most rules are never tried on most texts.
+		f := r.filter()
+		if f == nil {
+			return false // every start is admitted
+		}
+		if r.punct || f.pairs == nil {
+			full = true
+			continue
+		}
+		for k := back - min(r.backWords(), known-1); k <= back; k++ {
+			ws := starts[k]
+			if !mayPair(f, text, ws) {
+				continue
+			}
+			if probed&(1<<k) == 0 {
+				p, ok := probeText(text, ws)
+				if !ok {
+					return false
+				}
+				probes[k] = p
+				probed |= 1 << k
+			}
+			if f.mayAdmit(&probes[k]) {
+				return false
+			}
+		}
+	}
+	if !full {
+		return true
+	}
+	b, ok := formAround(text, starts, j, s.around[:0])
+	if !ok {
+		return false
+	}
+	ti, tj := starts[back], starts[back]+j-i
+	for _, ri := range rules {
+		r := d.rules[ri]
+		if !d.enabled.has(r.kind) {
+			continue
+		}
+		if r.guard != nil && !r.guard(b, ti, tj) {
+			continue
+		}
+		f := r.filter()
+		if !r.punct && f.pairs != nil {
+			continue // settled above
+		}
+		for _, ws := range starts[back-min(r.backWords(), known-1):] {
+			if r.punct {
+				for p := max(0, ws-8); p < ws; p++ {
+					if b[p] != ' ' && b[p] != '\n' && !isWordByte(b[p]) && f.admits(b[p:]) {
+						return false
+					}
+				}
+			}
+			if f.admits(b[ws:]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// probeText is the probe of the matching form at the ASCII word start
+// text[ws]; false when a character outside ASCII is in reach.
+func probeText(text string, ws int) (probe, bool) {
+	var buf [16]byte
+	n := 0
+	for k := ws; k < len(text) && n < maxLongPrefixLen; n++ {
+		c := text[k]
+		switch f := asciiFold[c]; {
+		case f != 0:
+			buf[n] = f
+			k++
+		case c >= utf8.RuneSelf:
+			return probe{}, false
+		case isASCIISpace(c):
+			for k < len(text) && isASCIISpace(text[k]) {
+				k++
+			}
+			buf[n] = ' ' // '\n' too: the sets read it as ' '
+		default:
+			buf[n] = c // control characters are their own form
+			k++
+		}
+	}
+	return probe{[2]uint64{binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])}, n}, true
+}
+
+// mayPair reports whether the first two bytes of the matching form at the
+// word start text[ws] may be a pair of f (whose pairs are set); true
+// when it cannot tell.
+func mayPair(f *prefixFilter, text string, ws int) bool {
+	if text[ws] >= utf8.RuneSelf {
+		return true // a word that starts with a folded letter (foldedWord)
+	}
+	if ws+1 >= len(text) {
+		return false // one byte: admits wants two
+	}
+	c1 := text[ws+1]
+	switch {
+	case asciiFold[c1] != 0:
+		c1 = asciiFold[c1]
+	case isASCIISpace(c1):
+		c1 = ' ' // a run of white space, and pairHash reads '\n' as ' '
+	case c1 >= utf8.RuneSelf:
+		return true
+	}
+	h := pairHash(asciiFold[text[ws]], c1)
+	return f.pairs[h/64]&(1<<(h%64)) != 0
+}
+
+// backWords is how many words before its trigger a match of r may start.
+func (r *rule) backWords() int {
+	if r.back == 0 {
+		return defaultBack
+	}
+	return r.back
+}
+
+// formAround appends to dst the matching form of text around the ASCII
+// words at starts (ascending, the last the trigger word, which ends at
+// j): guardBefore bytes before the first, all up to j, guardAfter bytes
+// after (fewer at either end of the text). It replaces each start by its
+// offset in the form. False when a character outside ASCII is in reach,
+// or the form would be longer than maxAround.
+func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
+	first := starts[0]
+	// Back from the first start: white space is one byte (none at the
+	// start of the text).
+	var before [guardBefore]byte
+	n := 0
+	for k := first - 1; k >= 0 && n < len(before); {
+		c := text[k]
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if !isASCIISpace(c) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			n++
+			before[len(before)-n] = c
+			k--
+			continue
+		}
+		sp := byte(' ')
+		for ; k >= 0 && isASCIISpace(text[k]); k-- {
+			if text[k] == '\n' {
+				sp = '\n'
+			}
+		}
+		if k < 0 {
+			break // leading white space has no form
+		}
+		n++
+		before[len(before)-n] = sp
+	}
+	dst = append(dst, before[len(before)-n:]...)
+	next, limit := 0, -1
+	space := false // the last byte written is white space
+	for k := first; k < len(text); {
+		if k+8 <= len(text) && len(dst)+8 <= maxAround {
+			// Eight bytes of printable ASCII with single spaces are their
+			// own form, lower-cased (as in normalize).
+			if lower, ok := plainChunk(text, k, space); ok {
+				for next < len(starts) && starts[next] < k+8 {
+					starts[next] = len(dst) + starts[next] - k
+					next++
+				}
+				if limit < 0 && j < k+8 {
+					limit = len(dst) + j - k + guardAfter
+				}
+				dst = binary.LittleEndian.AppendUint64(dst, lower)
+				space = lower>>56 == ' '
+				k += 8
+				if limit >= 0 && len(dst) >= limit {
+					break
+				}
+				continue
+			}
+		}
+		if next < len(starts) && k == starts[next] {
+			starts[next] = len(dst)
+			next++
+		}
+		if k == j {
+			limit = len(dst) + guardAfter
+		}
+		if limit >= 0 && len(dst) >= limit {
+			break
+		}
+		if len(dst) == maxAround {
+			return nil, false
+		}
+		c := text[k]
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if !isASCIISpace(c) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			space = false
+			k++
+			continue
+		}
+		sp := byte(' ')
+		for ; k < len(text) && isASCIISpace(text[k]); k++ {
+			if text[k] == '\n' {
+				sp = '\n'
+			}
+		}
+		switch {
+		case !space:
+			dst = append(dst, sp)
+		case sp == '\n':
+			dst[len(dst)-1] = sp // the run began in the last eight bytes
+		}
+		space = true
+	}
+	return dst, true
+}
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// isCut reports whether text may be cut before text[c]: white space ends
+// there and an ASCII character that is not white space follows. The
+// normaliser's only state, whether white space was just written, is then
+// known, and the matching form of text is that of text[:c] followed by
+// that of text[c:].
+func isCut(text string, c int) bool {
+	return c == 0 || c == len(text) ||
+		isASCIISpace(text[c-1]) && text[c] < utf8.RuneSelf && !isASCIISpace(text[c])
+}
+
+// maxWindow bounds a window's text: past it (a text without white space),
+// quietPhrases gives up.
+const maxWindow = 64 << 10
+
+// cutBefore returns the last cut at or before c, or -1 past maxWindow bytes.
+func cutBefore(text string, c int) int {
+	for stop := c - maxWindow; c > 0 && !isCut(text, c); c-- {
+		if c < stop {
+			return -1
+		}
+	}
+	return max(c, 0)
+}
+
+// cutAfter returns the first cut at or after c, or -1 past maxWindow bytes.
+func cutAfter(text string, c int) int {
+	for stop := c + maxWindow; c < len(text) && !isCut(text, c); c++ {
+		if c > stop {
+			return -1
+		}
+	}
+	return min(c, len(text))
+}
+
+// settleWindow settles text[x:y] (a trigger word, or a character outside
+// ASCII) on the matching form: the piece between the cuts around it (with
+// any other character outside ASCII near its end) is the core; its words are
+// tried as matchPhrases tries them, in a window reaching far enough before
+// and after it, and its Unicode findings are appended to s.n.found. It
+// returns the end of the core, where the walk goes on; false when a rule
+// may match there, or the window cannot be made.
+func (d *Detector) settleWindow(s *scanner, text string, x, y int, ran *int) (int, bool) {
+	coreLo, coreHi := cutBefore(text, x), cutAfter(text, y)
+	for coreHi >= 0 && coreHi < len(text) {
+		// A character outside ASCII just past the core joins it: one
+		// window for a word with several accents, or a sentence in Greek.
+		k, end := coreHi, min(len(text), coreHi+64)
+		for k+8 <= end && load64(text, k)&highs == 0 {
+			k += 8
+		}
+		for k < end && text[k] < utf8.RuneSelf {
+			k++
+		}
+		if k == end {
+			break
+		}
+		coreHi = cutAfter(text, k+1)
+	}
+	if coreLo < 0 || coreHi < 0 || coreHi-coreLo > maxWindow {
+		return 0, false
+	}
+	found := len(s.n.found)
+	// Most cores need nothing around them: a word with an accent is no
+	// trigger word. A window too short says so, and a longer one is made.
+	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
+		lo, hi := cutBefore(text, max(0, coreLo-margin.before)), cutAfter(text, min(len(text), coreHi+margin.after))
+		if lo < 0 || hi < 0 {
+			return 0, false
+		}
+		s.n.found = s.n.found[:found]
+		s.n.b = s.n.b[:0]
+		s.n.appendForm(text, lo, coreLo, false, false)
+		cl := len(s.n.b)
+		s.n.appendForm(text, coreLo, coreHi, false, true)
+		ch := len(s.n.b)
+		s.n.appendForm(text, coreHi, hi, false, false)
+		switch d.quietWindow(s.n.b, cl, ch, lo > 0, hi < len(text), ran) {
+		case windowQuiet:
+			return coreHi, true
+		case windowMatch:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+type windowVerdict int
+
+const (
+	windowQuiet windowVerdict = iota
+	windowMatch               // a rule may match, or "<|"
+	windowShort               // the window does not reach far enough
+)
+
+// quietWindow tries the rules at the trigger words of b[cl:ch] as
+// matchPhrases does, b being a window of a text's matching form, cut
+// before (cutLo) or at its start, and cut after (cutHi) or at its end.
+// Each regexp run is counted in ran.
+func (d *Detector) quietWindow(b []byte, cl, ch int, cutLo, cutHi bool, ran *int) windowVerdict {
+	var recent [maxBack + 1]int
+	words := 0
+	for i := 0; i < len(b) && i < ch; {
+		if !isWordByte(b[i]) {
+			if b[i] == '<' && i >= cl && i+1 < len(b) && b[i+1] == '|' {
+				return windowMatch
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(b) && isWordByte(b[j]) {
+			j++
+		}
+		recent[words%len(recent)] = i
+		words++
+		if i < cl || !d.mayTrigger(b[i:j]) {
+			i = j
+			continue
+		}
+		for _, ri := range d.triggers[string(b[i:j])] {
+			r := d.rules[ri]
+			if !d.enabled.has(r.kind) {
+				continue
+			}
+			back := min(r.backWords(), words-1)
+			if cutLo && (words-1 <= maxBack || recent[(words-1-back)%len(recent)] < guardBefore) ||
+				cutHi && j+guardAfter > len(b) {
+				return windowShort
+			}
+			if r.guard != nil && !r.guard(b, i, j) {
+				continue
+			}
+			for k := back; k >= 0; k-- {
+				ws := recent[(words-1-k)%len(recent)]
+				if r.punct {
+					for p := max(0, ws-8); p < ws; p++ {
+						if b[p] != ' ' && b[p] != '\n' && !isWordByte(b[p]) {
+							if v := d.quietAt(r, b, p, cutHi, ran); v != windowQuiet {
+								return v
+							}
+						}
+					}
+				}
+				if v := d.quietAt(r, b, ws, cutHi, ran); v != windowQuiet {
+					return v
+				}
+			}
+		}
+		i = j
+	}
+	return windowQuiet
+}
+
+// quietAt is tryAt of rule r at b[p:] in a window: windowMatch when its
+// regexp matches.
+func (d *Detector) quietAt(r *rule, b []byte, p int, cutHi bool, ran *int) windowVerdict {
+	maxLen := r.maxLen
+	if maxLen == 0 {
+		maxLen = defaultMaxLen
+	}
+	end := min(len(b), p+maxLen)
+	for end < len(b) && isWordByte(b[end]) {
+		end++
+	}
+	if cutHi && p+maxLongPrefixLen > len(b) {
+		return windowShort
+	}
+	if !r.filter().admits(b[p:]) {
+		return windowQuiet
+	}
+	if cutHi && end == len(b) {
+		return windowShort
+	}
+	*ran++
+	if end-p < r.minMatch {
+		return windowQuiet
+	}
+	if r.re.FindIndex(b[p:end]) != nil {
+		return windowMatch
+	}
+	return windowQuiet
+}
