@@ -519,8 +519,8 @@ func (p *postWaiter) send(m postMsg) bool {
 	if m.final {
 		return p.sendAnswer(m)
 	}
-	if p.takeDirect(m) {
-		return true
+	if taken, late := p.takeDirect(m); taken || late {
+		return taken
 	}
 	if m.none() {
 		// No answer comes: said as an answer is (the helper takeDirect
