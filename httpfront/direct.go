@@ -69,20 +69,27 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 // takeDirect takes a message for the POST while its handler runs on the
 // POST's goroutine, which cannot take it from ch: the answer is kept for
 // it; anything before the answer starts the helper, and is then sent to it
-// through ch (takeDirect reports false).
-func (p *postWaiter) takeDirect(m postMsg) bool {
+// through ch (takeDirect reports false). late reports a message that comes
+// after the answer kept: nobody takes it.
+func (p *postWaiter) takeDirect(m postMsg) (taken, late bool) {
 	d := &p.direct
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.running || d.helper != nil {
-		return false
+		return false, false
 	}
 	if m.final {
 		if p.answerGiven {
-			return false // a second answer to one request: nobody writes it
+			return false, false // a second answer to one request: nobody writes it
 		}
 		d.answer, d.answered, p.answerGiven = m, true, true
-		return true
+		return true, false
+	}
+	if d.answered {
+		// The POST's goroutine writes the kept answer alone, as JSON: a
+		// helper started now would stream and wait for an answer that
+		// never comes to it.
+		return false, true
 	}
 	helper := make(chan struct{})
 	d.helper = helper
@@ -93,5 +100,5 @@ func (p *postWaiter) takeDirect(m postMsg) bool {
 		// a reader that is gone.
 		p.closeGone()
 	}()
-	return false
+	return false, false
 }

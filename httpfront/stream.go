@@ -254,8 +254,12 @@ func (st *httpStream) toStream(msg []byte, kind keptKind) error {
 	st.mu.Lock()
 	if b := st.batch; b != nil && len(msg) > 0 && msg[0] == '[' {
 		st.mu.Unlock()
-		b.send(postMsg{msg: msg, final: true})
-		return nil
+		if b.send(postMsg{msg: msg, final: true}) {
+			return nil
+		}
+		// Its POST left before serveBatch let it go: kept, as a
+		// response whose POST is gone is.
+		st.mu.Lock()
 	}
 	sink := st.standalone
 	if sink == nil {
@@ -519,8 +523,8 @@ func (p *postWaiter) send(m postMsg) bool {
 	if m.final {
 		return p.sendAnswer(m)
 	}
-	if p.takeDirect(m) {
-		return true
+	if taken, late := p.takeDirect(m); taken || late {
+		return taken
 	}
 	if m.none() {
 		// No answer comes: said as an answer is (the helper takeDirect
