@@ -341,6 +341,9 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
+	if testHookClientLeft != nil {
+		testHookClientLeft()
+	}
 	close(s.draining)
 	grace := g.live().cfg.ShutdownGrace
 	if opts.Ended != nil && opts.Ended() {
