@@ -22,7 +22,14 @@ import (
 // session fails its calls before the requests it relayed to the client.
 // The test holds the session's end until the client has the call's
 // answer, the interleaving that once let the server's answer through.
+// Both ways a call is served: on a handler goroutine (its tool not
+// listed yet), and inline (listed).
 func TestDeleteFailsCallsBeforeTheirRequestsToTheClient(t *testing.T) {
+	t.Run("handler", func(t *testing.T) { testDeleteFailsCallsFirst(t, false) })
+	t.Run("inline", func(t *testing.T) { testDeleteFailsCallsFirst(t, true) })
+}
+
+func testDeleteFailsCallsFirst(t *testing.T, listed bool) {
 	self, _ := os.Executable()
 	cfg, err := config.Load(fmt.Appendf(nil, `{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}, "policies": []}`, self), "mcpgate.json", os.LookupEnv)
 	if err != nil {
@@ -68,6 +75,11 @@ func TestDeleteFailsCallsBeforeTheirRequestsToTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	client.Notify(ctx, "notifications/initialized", nil)
+	if listed {
+		if _, err := client.Call(ctx, "tools/list", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	call, err := client.Go(ctx, "tools/call", json.RawMessage(`{"name":"greeter__hello","arguments":{"ask":true}}`))
 	if err != nil {
 		t.Fatal(err)
