@@ -7,7 +7,7 @@ import "github.com/mcpgate/mcpgate/jsonrpc"
 // ran out), or the client ending the session itself (an HTTP DELETE),
 // which is no shutdown and had no grace period.
 func (s *session) abandoned(method string) error {
-	if s.deleted.Load() {
+	if s.endedByClient() {
 		return jsonrpc.Errorf(jsonrpc.ErrInternal, "the client ended the session (DELETE) while %s was in flight: nobody waits for its answer", method)
 	}
 	return jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate is shutting down: %s did not finish within the shutdown grace period (%v)", method, s.g.live().cfg.ShutdownGrace)

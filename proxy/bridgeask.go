@@ -124,6 +124,12 @@ func (s *session) awaitExchange(ctx context.Context, x *exchange) (json.RawMessa
 			}
 		}
 		x.mu.Unlock()
+		if ctx.Err() != nil {
+			// The request ended as the server asked: its client never gets
+			// the state to come back with, so nothing is parked for it.
+			x.end("cancelled by the client")
+			return nil, ctx.Err()
+		}
 		return x.park()
 	case <-ctx.Done():
 		x.end("cancelled by the client")

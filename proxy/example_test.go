@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/config"
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 
 // exampleServer is a tiny MCP server over stdio with one tool, "hello".
 func exampleServer() {
-	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(os.Stdin, os.Stdout, nil, 0), jsonrpc.Options{
+	var conn *jsonrpc.Conn
+	conn = jsonrpc.NewConn(jsonrpc.NewLineStream(os.Stdin, os.Stdout, nil, 0), jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
 			switch msg.Method {
 			case "initialize":
@@ -35,6 +37,15 @@ func exampleServer() {
 			case "tools/list":
 				return json.RawMessage(`{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}`), nil
 			case "tools/call":
+				if bytes.Contains(msg.Params, []byte(`"ask":true`)) {
+					// TestDeleteFailsCallsBeforeTheirRequestsToTheClient: the
+					// tool's answer tells how the client's answer went.
+					text := "client answered"
+					if _, err := conn.Call(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[],"maxTokens":5}`)); err != nil {
+						text = "client failed: " + err.Error()
+					}
+					return json.RawMessage(`{"content":[{"type":"text","text":` + strconv.Quote(text) + `}]}`), nil
+				}
 				if echo := bytes.Index(msg.Params, []byte(`"echo":`)); echo >= 0 {
 					// TestInlineCallReuse tells each answer by its own text.
 					text, _, _ := bytes.Cut(msg.Params[echo+len(`"echo":`):], []byte("}"))

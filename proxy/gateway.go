@@ -294,7 +294,8 @@ type ServeOptions struct {
 	// Ended, if not nil, reports whether the client ended the session
 	// itself (over HTTP, with DELETE): nobody waits for answers then, so
 	// requests in flight are cancelled at once rather than given the
-	// shutdown grace.
+	// shutdown grace. It must say so before the stream ends: every answer
+	// concluded after that is the DELETE error (see endedByClient).
 	Ended func() bool
 	// Stateless says the stream carries requests of the modern era that
 	// belong to no session (over HTTP, a POST without a session id): the
@@ -340,6 +341,9 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
+	}
+	if testHookClientLeft != nil {
+		testHookClientLeft()
 	}
 	close(s.draining)
 	grace := g.live().cfg.ShutdownGrace

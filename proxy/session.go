@@ -22,6 +22,7 @@ type session struct {
 	client    string      // who the client is (ServeOptions.Client)
 	graceOver atomic.Bool // set when the shutdown grace ran out: what runs still is cancelled
 	deleted   atomic.Bool // the client ended the session (ServeOptions.Ended): nobody waits for answers
+	ended     func() bool // ServeOptions.Ended: the transport's word, before the stream ends (see endedByClient)
 
 	checked *ModernRequest // the request whose envelope the transport read (ServeOptions.Checked)
 
@@ -44,7 +45,7 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	if id == "" {
 		id = newSessionID()
 	}
-	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, checked: opts.Checked, ready: make(chan struct{}), draining: make(chan struct{})}
+	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, checked: opts.Checked, ended: opts.Ended, ready: make(chan struct{}), draining: make(chan struct{})}
 	s.out = newOutbox(stream, sessionQueueBytes, true, 2*time.Second, func(queued int) {
 		g.log.Warn("client is not reading: notifications to it are dropped until it catches up", "session", s.id, "queued_bytes", queued)
 	})
@@ -147,6 +148,12 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 		if errors.As(err, &d) {
 			denied, err = d, d.wire()
 		}
+	}
+	if s.endedByClient() {
+		// Whatever the call came to, nobody waits for it: the server's
+		// answer is dropped, whether it came before or after the session's
+		// end failed its requests to the client (see endedByClient).
+		res, err, denied, rec.ToolError = nil, s.abandoned(msg.Method), nil, false
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {

@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/config"
+)
+
+// A modern client's request that ends as the server asks for input (both
+// there when the exchange looks) ends the exchange: the server's request
+// gets an error, and no call is held for a client that is gone, and that
+// never got a requestState to come back with.
+func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &session{g: g, client: "c"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Each run's select picks either; 64 runs all right leave the old
+	// order a chance of 2^-64.
+	for range 64 {
+		_, callCancel := context.WithCancel(context.Background())
+		x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+			result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+		a := &ask{key: "mcpgate-1", method: "sampling/createMessage", answer: make(chan callResult, 1)}
+		x.asks <- a
+		res, err := s.awaitExchange(ctx, x)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the exchange of an ended request answered %s, %v; want context.Canceled", res, err)
+		}
+		select { // what ask waits on
+		case r := <-a.answer:
+			if r.err == nil {
+				t.Fatalf("the server's request was answered %s; want an error", r.res)
+			}
+		case <-x.done:
+		default:
+			t.Fatal("the server's request got no answer: it waits on an exchange nobody will come back to")
+		}
+		g.mu.Lock()
+		parked := len(g.parked)
+		g.mu.Unlock()
+		if parked != 0 {
+			t.Fatalf("%d exchanges parked for a client that is gone", parked)
+		}
+	}
+}
