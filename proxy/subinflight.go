@@ -38,6 +38,25 @@ func (g *Gateway) settleSubscribing(key subKey, p *subscribing, err error) {
 	if err != nil {
 		g.deleteSubscriptionKey(key)
 	}
+	g.endSubscribing(key, p, err)
+}
+
+// settleAccepted ends key's accepted subscribe in flight, if whether
+// anyone watches key is as watched says. Checked and ended under one hold
+// of g.mu: a subscriber joining between the two would be told it is
+// subscribed when the server was just unsubscribed.
+func (g *Gateway) settleAccepted(key subKey, p *subscribing, watched bool) bool {
+	g.mu.Lock()
+	if (len(g.subs[key]) > 0) != watched {
+		g.mu.Unlock()
+		return false
+	}
+	g.endSubscribing(key, p, nil)
+	return true
+}
+
+// endSubscribing settles p. g.mu held, and released.
+func (g *Gateway) endSubscribing(key subKey, p *subscribing, err error) {
 	delete(g.subscribing, key)
 	p.err = err
 	g.mu.Unlock()
@@ -53,29 +72,24 @@ func (g *Gateway) subscribeUpstream(key subKey, p *subscribing, params json.RawM
 	// subscribe is no longer that request's.
 	params = withoutMeta(params, "progressToken")
 	for {
-		ctx, cancel := context.WithTimeout(g.ctx, max(key.up.cfg.Timeout, key.up.cfg.MaxTimeout))
+		ctx, cancel := g.ctx, context.CancelFunc(func() {})
+		if limit := max(key.up.cfg.Timeout, key.up.cfg.MaxTimeout); limit > 0 {
+			ctx, cancel = context.WithTimeout(g.ctx, limit)
+		}
 		err := key.up.subscribeNow(ctx, key.uri, params)
 		cancel()
 		if err != nil {
 			g.settleSubscribing(key, p, err)
 			return
 		}
-		g.mu.Lock()
-		watched := len(g.subs[key]) > 0
-		g.mu.Unlock()
-		if watched {
-			g.settleSubscribing(key, p, nil)
+		if g.settleAccepted(key, p, true) {
 			return
 		}
 		// Everyone left before the answer. Still in flight meanwhile:
 		// who comes now waits for the unsubscribe, then for a subscribe
 		// again, in that order on the wire.
 		g.unwatchLast(nil, []subKey{key})
-		g.mu.Lock()
-		watched = len(g.subs[key]) > 0
-		g.mu.Unlock()
-		if !watched {
-			g.settleSubscribing(key, p, nil)
+		if g.settleAccepted(key, p, false) {
 			return
 		}
 	}
