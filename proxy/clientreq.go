@@ -403,6 +403,11 @@ func (g *Gateway) trackElicitation(u *upstream, params json.RawMessage, s *sessi
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if _, live := g.sessions[s]; !live {
+		// Ended: its dropElicitations ran, or finds this gone. Kept, it
+		// would hold the session until maxElicitations pushed it out.
+		return
+	}
 	g.elicitations.add(elicitationKey{u, p.ElicitationID}, s)
 }
 

@@ -133,3 +133,25 @@ func BenchmarkElicitationPastTheCap(b *testing.B) {
 		}
 	})
 }
+
+// A url-mode elicitation a server asks of a session that has just ended is
+// not kept: the session's end took its elicitations away already, and one
+// kept after it held the session in memory until maxElicitations pushed it
+// out.
+func TestElicitationOfAnEndedSessionIsNotKept(t *testing.T) {
+	g := &Gateway{sessions: map[*session]struct{}{}}
+	u := &upstream{}
+	live, ended := &session{g: g, id: "live"}, &session{g: g, id: "ended"}
+	g.sessions[live] = struct{}{}
+	g.trackElicitation(u, []byte(`{"mode":"url","elicitationId":"e-live"}`), live)
+	g.trackElicitation(u, []byte(`{"mode":"url","elicitationId":"e-ended"}`), ended)
+	if _, ok := g.elicitations.byKey[elicitationKey{u, "e-live"}]; !ok {
+		t.Error("the live session's elicitation was not kept")
+	}
+	if _, ok := g.elicitations.byKey[elicitationKey{u, "e-ended"}]; ok {
+		t.Error("an elicitation of a session that had ended was kept")
+	}
+	if _, ok := g.elicitations.bySession[ended]; ok {
+		t.Error("the ended session is held by the elicitation table")
+	}
+}

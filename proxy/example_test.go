@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		exampleServer()
 		return
 	}
+	if dir := os.Getenv("MCPGATE_SUBSCRIBE_SERVER"); dir != "" {
+		subscribeServer(dir)
+		return
+	}
 	os.Exit(m.Run())
 }
 

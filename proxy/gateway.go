@@ -114,6 +114,7 @@ type Gateway struct {
 	subs         map[subKey]map[subscriber]string  // upstream URI → who is subscribed → URI as each used it
 	subsOf       subscriptionIndex                 // subs by session and subscriber (see subcount.go)
 	subsByUp     map[*upstream]map[string]struct{} // the URIs in subs, by upstream
+	subscribing  map[subKey]*subscribing           // subscribes on their way upstream (see subinflight.go)
 	listeners    map[*listener]struct{}            // open subscriptions/listen requests
 	parked       map[string]*exchange              // exchanges waiting for their clients' input, by id
 	parkedOf     holderCounts                      // of parked, how many each client holds (see sharecount.go)

@@ -99,7 +99,8 @@ func (g *Gateway) addSubscription(key subKey, sub subscriber, uri string) (first
 }
 
 // deleteSubscription removes sub from key's subscribers, and reports
-// whether it was there and key has none left (key is then gone). g.mu held.
+// whether it was there and key has none left (key is then gone), and is to
+// be unsubscribed upstream. g.mu held.
 func (g *Gateway) deleteSubscription(key subKey, sub subscriber) (last bool) {
 	subs, ok := g.subs[key]
 	if !ok {
@@ -115,7 +116,9 @@ func (g *Gateway) deleteSubscription(key subKey, sub subscriber) (last bool) {
 	}
 	delete(g.subs, key)
 	g.removeURI(key)
-	return true
+	// A subscribe in flight unsubscribes once its answer came.
+	_, inFlight := g.subscribing[key]
+	return !inFlight
 }
 
 // deleteSubscriptionKey removes key and all its subscribers. g.mu held.

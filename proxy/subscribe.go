@@ -65,7 +65,8 @@ func (s *session) subscribe(ctx context.Context, params json.RawMessage, rec *au
 }
 
 // watch subscribes sub to the resource rt names: the first subscriber's
-// subscription goes upstream, later ones are counted.
+// subscription goes upstream, later ones are counted; while it is on its
+// way, later ones wait for the server's answer (see subinflight.go).
 func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri string, params json.RawMessage, rec *auditRecord) error {
 	up, err := s.g.serving(ctx, rt.up)
 	if err != nil {
@@ -75,30 +76,34 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 		return jsonrpc.Errorf(jsonrpc.ErrMethodNotFound, "upstream %q does not support resource subscriptions", rt.up.name)
 	}
 	key := subKey{up, rt.name}
-	s.g.mu.Lock()
-	if _, already := s.g.subs[key][sub]; !already && s.g.subscriptionsOf(sub) >= maxSubscriptions {
-		s.g.mu.Unlock()
+	g := s.g
+	g.mu.Lock()
+	if _, already := g.subs[key][sub]; !already && g.subscriptionsOf(sub) >= maxSubscriptions {
+		g.mu.Unlock()
 		return jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this client has %d resource subscriptions, the most mcpgate keeps for one; unsubscribe from some first", maxSubscriptions)
 	}
-	first := s.g.addSubscription(key, sub, uri)
-	s.g.mu.Unlock()
-	if !first {
-		return nil
+	p := g.subscribing[key]
+	first := g.addSubscription(key, sub, uri)
+	start := p == nil && first
+	if start {
+		p = g.startSubscribing(key)
 	}
-	subscribe := func() error {
-		if up.isModern() {
-			return up.watchModern(ctx, rt.name)
+	g.mu.Unlock()
+	if p == nil {
+		return nil // the server has it already
+	}
+	if start {
+		rec.Params = params
+		if !g.addBackground() {
+			g.settleSubscribing(key, p, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", rt.up.name))
+		} else {
+			go func() {
+				defer g.background.Done()
+				g.subscribeUpstream(key, p, params)
+			}()
 		}
-		_, err := s.forward(ctx, rt, methodSubscribe, uri, params, rec)
-		return err
 	}
-	if err := subscribe(); err != nil {
-		s.g.mu.Lock()
-		s.g.deleteSubscription(key, sub)
-		s.g.mu.Unlock()
-		return err
-	}
-	return nil
+	return g.awaitSubscribing(ctx, key, sub, p)
 }
 
 func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *auditRecord) (json.RawMessage, error) {

@@ -1,0 +1,124 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// A URI's first subscriber sends resources/subscribe upstream; until the
+// server answers, the subscription is in flight. Who subscribes to the URI
+// meanwhile is counted at once (the limit and a session's end see it), and
+// waits for that answer: a refusal reaches each of them and leaves none
+// counted. The subscribe runs on, whoever of them leaves or is cancelled:
+// only the answer says whether the server subscribed, so one that arrives
+// when nobody is left is followed by resources/unsubscribe; until then,
+// leaving does not unsubscribe (deleteSubscription), or the unsubscribe
+// could overtake the subscribe, the server left subscribed.
+
+// subscribing is a resources/subscribe on its way to a server.
+type subscribing struct {
+	done chan struct{} // closed once settled
+	err  error         // the server's refusal, if any, set before done is closed
+}
+
+// startSubscribing records that key's subscribe is in flight. g.mu held.
+func (g *Gateway) startSubscribing(key subKey) *subscribing {
+	if g.subscribing == nil {
+		g.subscribing = map[subKey]*subscribing{}
+	}
+	p := &subscribing{done: make(chan struct{})}
+	g.subscribing[key] = p
+	return p
+}
+
+// settleSubscribing ends key's subscribe in flight with its outcome: on a
+// refusal, nobody stays subscribed, since everyone counted waited for it.
+func (g *Gateway) settleSubscribing(key subKey, p *subscribing, err error) {
+	g.mu.Lock()
+	if err != nil {
+		g.deleteSubscriptionKey(key)
+	}
+	g.endSubscribing(key, p, err)
+}
+
+// settleAccepted ends key's accepted subscribe in flight, if whether
+// anyone watches key is as watched says. Checked and ended under one hold
+// of g.mu: a subscriber joining between the two would be told it is
+// subscribed when the server was just unsubscribed.
+func (g *Gateway) settleAccepted(key subKey, p *subscribing, watched bool) bool {
+	g.mu.Lock()
+	if (len(g.subs[key]) > 0) != watched {
+		g.mu.Unlock()
+		return false
+	}
+	g.endSubscribing(key, p, nil)
+	return true
+}
+
+// endSubscribing settles p. g.mu held, and released.
+func (g *Gateway) endSubscribing(key subKey, p *subscribing, err error) {
+	delete(g.subscribing, key)
+	p.err = err
+	g.mu.Unlock()
+	close(p.done)
+}
+
+// subscribeUpstream sends key's subscribe and settles it. Its context is
+// the gateway's, not the first subscriber's: the server answers whoever
+// waits. Bounded by the server's max_timeout, a wait for its connection
+// included.
+func (g *Gateway) subscribeUpstream(key subKey, p *subscribing, params json.RawMessage) {
+	// The client's progress token means nothing to the server here: the
+	// subscribe is no longer that request's.
+	params = withoutMeta(params, "progressToken")
+	for {
+		ctx, cancel := g.ctx, context.CancelFunc(func() {})
+		if limit := max(key.up.cfg.Timeout, key.up.cfg.MaxTimeout); limit > 0 {
+			ctx, cancel = context.WithTimeout(g.ctx, limit)
+		}
+		err := key.up.subscribeNow(ctx, key.uri, params)
+		cancel()
+		if err != nil {
+			g.settleSubscribing(key, p, err)
+			return
+		}
+		if g.settleAccepted(key, p, true) {
+			return
+		}
+		// Everyone left before the answer. Still in flight meanwhile:
+		// who comes now waits for the unsubscribe, then for a subscribe
+		// again, in that order on the wire.
+		g.unwatchLast(nil, []subKey{key})
+		if g.settleAccepted(key, p, false) {
+			return
+		}
+	}
+}
+
+// subscribeNow subscribes the server to uri.
+func (u *upstream) subscribeNow(ctx context.Context, uri string, params json.RawMessage) error {
+	if u.isModern() {
+		return u.watchModern(ctx, uri)
+	}
+	_, err := u.call(ctx, methodSubscribe, params)
+	return err
+}
+
+// awaitSubscribing waits for key's subscribe in flight, which sub joined.
+// A subscriber whose request ends first is no longer counted; if it was
+// the last one, and the subscribe settled meanwhile, the server is
+// unsubscribed, as an unsubscribe would.
+func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscriber, p *subscribing) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	last := g.deleteSubscription(key, sub)
+	g.mu.Unlock()
+	if last {
+		g.unwatchLast(nil, []subKey{key})
+	}
+	return ctx.Err()
+}

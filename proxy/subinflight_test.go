@@ -1,0 +1,221 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// startSubscribeGateway runs a gateway in front of subscribeServer
+// (subscribeserver_test.go), whose events are files in the returned dir.
+func startSubscribeGateway(t *testing.T) (*Gateway, string) {
+	t.Helper()
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgJSON := fmt.Sprintf(`{"mcpServers": {"docs": {"command": %q, "env": {"MCPGATE_SUBSCRIBE_SERVER": %q}}}}`, self, dir)
+	cfg, err := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Start()
+	t.Cleanup(func() { g.Close() })
+	return g, dir
+}
+
+// openSubscribeSession opens one client session on g.
+func openSubscribeSession(t *testing.T, g *Gateway) *jsonrpc.Conn {
+	t.Helper()
+	toGateway, fromClient := io.Pipe()
+	toClient, fromGateway := io.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), ServeOptions{})
+	}()
+	client := jsonrpc.NewConn(jsonrpc.NewLineStream(toClient, fromClient, fromClient, 0), jsonrpc.Options{}).Start()
+	t.Cleanup(func() {
+		client.Close()
+		fromClient.Close()
+		fromGateway.Close()
+		<-served
+	})
+	ctx := context.Background()
+	if _, err := client.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	client.Notify(ctx, "notifications/initialized", nil)
+	return client
+}
+
+// waitUntil waits (up to a generous limit) for cond, polled: an event
+// inside the gateway that nothing else announces.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling for an event, not a sleep for timing
+	}
+}
+
+func waitForFile(t *testing.T, name string) {
+	t.Helper()
+	waitUntil(t, filepath.Base(name)+" exists", func() bool {
+		_, err := os.Stat(name)
+		return err == nil
+	})
+}
+
+// subscribersOf counts the subscribers of the server's URI uri.
+func subscribersOf(g *Gateway, uri string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for key, subs := range g.subs {
+		if key.uri == uri {
+			n += len(subs)
+		}
+	}
+	return n
+}
+
+const subscribeX = `{"uri":"docs__file:///x"}`
+
+// A client that subscribes to a URI while another client's subscribe to it
+// is still on its way to the server gets the server's answer too: it used
+// to be told at once that it was subscribed, and when the server refused,
+// it stayed counted, and never got an update.
+func TestSubscribeJoinerGetsTheServersAnswer(t *testing.T) {
+	g, dir := startSubscribeGateway(t)
+	a, b := openSubscribeSession(t, g), openSubscribeSession(t, g)
+	ctx := context.Background()
+
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		aDone <- err
+	}()
+	waitForFile(t, filepath.Join(dir, "subscribe.1"))
+	bDone := make(chan error, 1)
+	go func() {
+		_, err := b.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		bDone <- err
+	}()
+	waitUntil(t, "both clients are counted", func() bool { return subscribersOf(g, "file:///x") == 2 })
+
+	touch(t, filepath.Join(dir, "fail"))
+	touch(t, filepath.Join(dir, "release"))
+	for name, done := range map[string]chan error{"first": aDone, "second": bDone} {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "watch refused") {
+				t.Errorf("the %s subscriber got %v, want the server's refusal", name, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the %s subscriber got no answer", name)
+		}
+	}
+	if n := subscribersOf(g, "file:///x"); n != 0 {
+		t.Errorf("%d subscribers are counted for a URI the server refused", n)
+	}
+	g.mu.Lock()
+	checkSubscriptionIndex(t, g, "after the refusal")
+	g.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(dir, "subscribe.2")); err == nil {
+		t.Error("the second subscriber's subscribe went to the server too")
+	}
+}
+
+// A subscribe cancelled (its client gone) while the server has it still
+// subscribes the server: once its answer comes, and nobody watches the
+// URI, mcpgate unsubscribes. It used to forget it, the server subscribed
+// for good with nobody watching.
+func TestSubscribeCancelledInFlightIsUnsubscribed(t *testing.T) {
+	g, dir := startSubscribeGateway(t)
+	a := openSubscribeSession(t, g)
+
+	callCtx, cancel := context.WithCancel(context.Background())
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.Call(callCtx, methodSubscribe, json.RawMessage(subscribeX))
+		aDone <- err
+	}()
+	waitForFile(t, filepath.Join(dir, "subscribe.1"))
+	// initialize was request 1, the subscribe is 2.
+	a.Notify(context.Background(), notifyCancelled, json.RawMessage(`{"requestId":2,"reason":"gone"}`))
+	cancel()
+	<-aDone
+	waitUntil(t, "the cancelled subscriber is no longer counted", func() bool { return subscribersOf(g, "file:///x") == 0 })
+
+	touch(t, filepath.Join(dir, "release")) // the server subscribes
+	waitForFile(t, filepath.Join(dir, "unsubscribed"))
+}
+
+func touch(t *testing.T, name string) {
+	t.Helper()
+	if err := os.WriteFile(name, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A client that subscribes while another's subscribe is on its way is
+// answered once the server accepted it, and no second subscribe is sent.
+func TestSubscribeJoinerWaitsForTheServer(t *testing.T) {
+	g, dir := startSubscribeGateway(t)
+	a, b := openSubscribeSession(t, g), openSubscribeSession(t, g)
+	ctx := context.Background()
+
+	aDone, bDone := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		aDone <- err
+	}()
+	waitForFile(t, filepath.Join(dir, "subscribe.1"))
+	go func() {
+		_, err := b.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		bDone <- err
+	}()
+	waitUntil(t, "both clients are counted", func() bool { return subscribersOf(g, "file:///x") == 2 })
+	select {
+	case err := <-bDone:
+		t.Fatalf("the second subscriber was answered (%v) before the server answered", err)
+	default:
+	}
+
+	touch(t, filepath.Join(dir, "release"))
+	for name, done := range map[string]chan error{"first": aDone, "second": bDone} {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the %s subscriber got %v", name, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the %s subscriber got no answer", name)
+		}
+	}
+	if n := subscribersOf(g, "file:///x"); n != 2 {
+		t.Errorf("%d subscribers are counted, want 2", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "subscribe.2")); err == nil {
+		t.Error("the second subscriber's subscribe went to the server too")
+	}
+}
