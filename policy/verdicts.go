@@ -71,17 +71,34 @@ func (r *verdictRow) holds(definition []byte, peers *injection.Peers) bool {
 // placeRows are the rows of one list's definitions, by index, as last
 // checked: a hint, each believed only for the same bytes.
 type placeRows struct {
-	list listOf
-	mu   sync.Mutex // guards at; taken after verdictCache.mu, never before
-	at   []placed
+	list  listOf
+	mu    sync.Mutex // guards the rest; taken after verdictCache.mu, never before
+	at    []placed
+	next  int // the place after the last one checked
+	reach int // the places the pass over the list now going has reached
+}
+
+// pass notes that place is checked. A place not after the last one begins
+// another pass over the list: the places past the end of the pass before
+// are left from older, longer lists, and are dropped with the bytes they
+// hold (each a page of its own, a server whose list shrinks at every
+// fetch would otherwise keep one page per list). (Guarded by mu.)
+func (pr *placeRows) pass(place int) {
+	if place < pr.next {
+		end := min(pr.reach, len(pr.at))
+		clear(pr.at[end:])
+		pr.at, pr.reach = pr.at[:end], 0
+	}
+	pr.next, pr.reach = place+1, max(pr.reach, place+1)
 }
 
 // placed is the row at one place, and the caller's bytes last found to
 // hold its definition there. Those are the list's own: the gateway never
 // changes a message it gave a policy, so the same bytes at the same
 // address (the list sent again, not read anew) are the same definition,
-// known without comparing them. The next list's bytes replace them, so
-// that only the current lists' memory is kept.
+// known without comparing them. The next list's bytes replace them, and
+// its end drops the places past it (pass), so that only the memory of
+// the last two lists is kept.
 type placed struct {
 	row  *verdictRow
 	seen []byte
@@ -131,6 +148,7 @@ func (v *verdictCache) rowAt(l listOf, place int, definition []byte, peers *inje
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	pr.pass(place)
 	if place >= len(pr.at) {
 		return nil
 	}
@@ -180,7 +198,7 @@ func (v *verdictCache) setPlace(l listOf, place int, row *verdictRow, definition
 		if len(all) == maxPlaceLists {
 			return // the hash finds its verdicts
 		}
-		pr = &placeRows{list: l}
+		pr = &placeRows{list: l, next: place + 1, reach: place + 1}
 		all = append(slices.Clip(all), pr)
 		v.places.Store(&all)
 	}

@@ -391,7 +391,9 @@ func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reaso
 	key := pinReport{u.base, k, it.name}
 	sum := sha256.Sum256(it.raw)
 	g.mu.Lock()
-	if g.pinReported == nil {
+	if g.pinReported == nil || len(g.pinReported) >= maxPinReported {
+		// Past the bound, everything told is forgotten (and told once
+		// more if seen again): a server's names are its own to make up.
 		g.pinReported = map[pinReport][32]byte{}
 	}
 	seen := g.pinReported[key] == sum
@@ -411,6 +413,9 @@ func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reaso
 	}
 	g.audit.event("pin_violation", "server", u.name, "kind", kindNoun[k], "name", it.name, "fields", fields, "action", rec.Action, "reason", reason)
 }
+
+// maxPinReported bounds the definitions remembered as told of.
+const maxPinReported = 1 << 14
 
 type pinReport struct {
 	up   *upstream

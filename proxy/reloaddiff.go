@@ -157,7 +157,7 @@ func samePolicies(oldCfg *config.Config, was config.Server, cfg *config.Config, 
 	if (oldSP == nil) != (sp == nil) {
 		return false
 	}
-	if oldSP != nil && !reflect.DeepEqual(oldSP.lock, sp.lock) {
+	if oldSP != nil && !oldSP.lock.Same(sp.lock) { // not DeepEqual: a lock remembers its answers
 		return false
 	}
 	return same(oldCfg.EffectivePolicies(was), cfg.EffectivePolicies(s)) && oldCfg.EffectivePin(was) == cfg.EffectivePin(s) &&

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -113,6 +114,16 @@ func (l *Lock) Add(e Entry) {
 	l.entries[key{e.Server, e.Kind, e.Name}] = e
 	l.servers[e.Server] = true
 	l.checked.forget()
+}
+
+// Same reports whether l and o pin the same definitions (both nil: no
+// lock). What a lock remembers of its answers is no part of it: a reload
+// that compared it would see a lock it had checked lists with as changed.
+func (l *Lock) Same(o *Lock) bool {
+	if l == nil || o == nil {
+		return l == o
+	}
+	return reflect.DeepEqual(l.entries, o.entries) && reflect.DeepEqual(l.servers, o.servers)
 }
 
 // HasServer reports whether the lock has any entry for server.

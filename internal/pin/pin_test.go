@@ -130,3 +130,29 @@ func TestCheckRemembersAnswers(t *testing.T) {
 		t.Errorf("the old definition after the lock took the change: %s", got)
 	}
 }
+
+// TestSameIgnoresRemembered: two locks of the same definitions are the
+// same whatever each remembers of the lists it checked; another
+// definition makes them differ.
+func TestSameIgnoresRemembered(t *testing.T) {
+	def := json.RawMessage(`{"name":"read","description":"Reads."}`)
+	e, err := Pin("fs", "tool", def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, fresh := New(), New()
+	checked.Add(e)
+	fresh.Add(e)
+	checked.Check("fs", "tool", def)
+	if !checked.Same(fresh) || !fresh.Same(checked) {
+		t.Error("a lock that checked a definition differs from one that did not")
+	}
+	if (*Lock)(nil).Same(fresh) || !(*Lock)(nil).Same(nil) {
+		t.Error("nil: want the same as nil only")
+	}
+	other, _ := Pin("fs", "tool", json.RawMessage(`{"name":"read","description":"Writes."}`))
+	fresh.Add(other)
+	if checked.Same(fresh) {
+		t.Error("locks of other definitions are the same")
+	}
+}

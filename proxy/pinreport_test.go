@@ -1,0 +1,25 @@
+package proxy
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestPinReportsBounded: the definitions told of as not pinned are
+// remembered (to tell each once) up to a bound, whatever names a server
+// makes up: one that lists ever-new tools, each withheld as not in the
+// lock, must not grow the gateway's memory with every list.
+func TestPinReportsBounded(t *testing.T) {
+	g := testGateway(t, "fs")
+	u := g.live().upstreams[0]
+	for i := range 3 * maxPinReported {
+		name := fmt.Sprintf("tool%d", i)
+		g.reportPin(u, kindTools, item{name: name, raw: []byte(`{"name":"` + name + `"}`)}, nil, "not in the lock file")
+	}
+	g.mu.Lock()
+	n := len(g.pinReported)
+	g.mu.Unlock()
+	if n > maxPinReported {
+		t.Fatalf("after %d names told of: %d remembered, more than %d", 3*maxPinReported, n, maxPinReported)
+	}
+}
