@@ -81,3 +81,70 @@ func TestGoNoWaitIntoReusedCallGetsEachUsesAnswerOnce(t *testing.T) {
 		t.Fatalf("Then took %d hooks, told %d times, want once each", r, n)
 	}
 }
+
+// A connection that closes while reused calls are in flight, their answers
+// racing the close: each use ends once, with its answer or ErrClosed, and
+// its hook, if Then took it, is told once.
+func TestGoNoWaitIntoReusedCallEndsOnceWhenTheConnectionCloses(t *testing.T) {
+	for round := range 20 {
+		client, server, _ := inlinePair(t, func(_ context.Context, msg *Message, r *Reply) bool {
+			r.Answer(msg.Params, nil, nil)
+			return true
+		})
+		ctx := watchdog(t)
+		var (
+			wg         sync.WaitGroup
+			registered atomic.Int64
+			told       atomic.Int64
+			uses       atomic.Int64
+			busy       = make(chan struct{}) // closed at the 50th use: the close races calls in flight
+		)
+		for w := range 3 {
+			wg.Go(func() {
+				call := new(Call)
+				for i := 0; ; i++ {
+					want := fmt.Sprintf(`["w%d-%d"]`, w, i)
+					if err := client.GoNoWaitInto(ctx, call, nil, "echo", json.RawMessage(want)); err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("round %d: %v, want ErrClosed", round, err)
+						}
+						return
+					}
+					if uses.Add(1) == 50 {
+						close(busy)
+					}
+					outcome := make(chan error, 2)
+					finish := func() {
+						res, err := call.Wait(ctx)
+						// A request read as the server closes goes to its
+						// handler (see inlinePair), which answers "handler".
+						if err == nil && string(res) != want && string(res) != `"handler"` {
+							err = fmt.Errorf("use %s of a reused call was answered %s", want, res)
+						}
+						outcome <- err
+					}
+					if call.Then(completionFunc(func(*Cork) { told.Add(1); finish() })) {
+						registered.Add(1)
+					} else {
+						finish()
+					}
+					if err := <-outcome; err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("round %d: %v", round, err)
+						}
+						return
+					}
+				}
+			})
+		}
+		select {
+		case <-busy:
+		case <-ctx.Done():
+		}
+		server.Close()
+		wg.Wait()
+		if r, n := registered.Load(), told.Load(); r != n {
+			t.Fatalf("round %d: Then took %d hooks, told %d times, want once each", round, r, n)
+		}
+	}
+}
