@@ -432,10 +432,46 @@ func special(w uint64) uint64 {
 // returns the index just past the closing quote; or, with more, where to
 // resume once more has arrived (never inside an escape); or -1 when the
 // string is not valid. escaped says that it met a backslash.
+//
+// A tool's text that is itself JSON or logs has a backslash every dozen
+// bytes once escaped (50 MiB of it, four million escapes): the loop tests
+// a word, and takes a two-byte escape itself, with one table look-up,
+// going back to plainRun only once a run of plain words shows a long
+// string. A call of plainRun and of escapeEnd per escape was most of
+// mcpgate's CPU on such a result.
 func stringRest(b []byte, i int) (end int, more, escaped bool) {
+	const highs = 0x8080808080808080
+	plainWords, escapes := 0, 0
 	for {
-		if i = plainRun(b, i); i >= len(b) {
-			return i, true, escaped
+		if i+8 <= len(b) && plainWords < escapedRunWords {
+			m := special(binary.LittleEndian.Uint64(b[i:])) & highs
+			if m == 0 {
+				i += 8
+				plainWords++
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+			if b[i] == '\\' && i+2 < len(b) && shortEscape[b[i+1]] {
+				i += 2
+				escaped = true
+				plainWords = 0
+				if escapes++; escapes == escapedBlocksAfter {
+					// Dense escapes: a block at a time, while they last.
+					from := i
+					i, _ = escapedBlocks(b, i)
+					if i == from {
+						escapes = -escapedBlocksBackoff
+					} else {
+						escapes = 0
+					}
+				}
+				continue
+			}
+		} else {
+			plainWords = 0
+			if i = plainRun(b, i); i >= len(b) {
+				return i, true, escaped
+			}
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -457,6 +493,20 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 		}
 	}
 }
+
+// escapedBlocksAfter is how many escapes in a row, each within a few
+// words of the last, stringRest takes one by one before it tries
+// escapedBlocks; after a block it could not pass, it takes
+// escapedBlocksBackoff more first.
+const escapedBlocksAfter, escapedBlocksBackoff = 4, 32
+
+// escapedRunWords is how many plain words stringRest's own loop tests
+// before it takes the string for a long one and leaves it to plainRun.
+const escapedRunWords = 4
+
+// shortEscape marks the bytes that make a two-byte escape after a
+// backslash.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // plainRun returns the index of the first byte from b[i] on that is a
 // quote, a backslash or below 0x20, or, when fewer than 8 bytes are left
