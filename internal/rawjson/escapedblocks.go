@@ -18,13 +18,14 @@ import (
 // \t), and returns where the byte loop goes on: at the first block that
 // holds anything else (the closing quote, a \u, a control byte, an
 // invalid escape), or fewer than 64 bytes from the end, or after a few
-// blocks without a backslash (plainRun is faster on those); never inside
-// an escape. escaped says that it passed a backslash.
+// blocks with one backslash or none (stringRest's word loop and plainRun
+// are faster on those); never inside an escape. escaped says that it
+// passed a backslash.
 func escapedBlocks(b []byte, i int) (int, bool) {
 	var carry uint64 // 1 when b[i] is escaped by the backslash before it
 	escaped := false
-	plain := 0 // blocks in a row without a backslash
-	for len(b)-i >= 64 && plain < escapedBlocksPlain {
+	sparse := 0 // blocks in a row with one backslash or none
+	for len(b)-i >= 64 && sparse < escapedBlocksSparse {
 		c := b[i : i+64 : i+64]
 		var bs, qc uint64 // backslashes; quotes and control bytes
 		for k := 0; k < 64; k += 8 {
@@ -44,20 +45,21 @@ func escapedBlocks(b []byte, i int) (int, bool) {
 		if bad != 0 {
 			break
 		}
-		if bs == 0 {
-			plain++
+		if bs&(bs-1) == 0 {
+			sparse++
 		} else {
-			plain, escaped = 0, true
+			sparse = 0
 		}
+		escaped = escaped || bs != 0
 		carry = (code & bs) >> 63
 		i += 64
 	}
 	return i - int(carry), escaped
 }
 
-// escapedBlocksPlain is how many blocks without a backslash escapedBlocks
-// passes before it leaves the run to plainRun.
-const escapedBlocksPlain = 4
+// escapedBlocksSparse is how many blocks in a row with one backslash or
+// none escapedBlocks passes before it leaves the string to the word loops.
+const escapedBlocksSparse = 2
 
 const (
 	everyByte = 0x0101010101010101

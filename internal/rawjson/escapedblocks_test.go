@@ -70,11 +70,12 @@ func TestEscapedBlocksStops(t *testing.T) {
 		{block + `\u0041` + block, 64},
 		{block + "\x01" + block + block, 64},
 		{block + `\q` + block + block, 64},
-		{strings.Repeat("a", 63) + `\` + `"` + strings.Repeat("a", 63) + block, 192},
+		{strings.Repeat("a", 63) + `\` + `"` + strings.Repeat("a", 63) + block, 128}, // two sparse blocks
 		{strings.Repeat("a", 63) + `\` + `u0041` + strings.Repeat("a", 59) + block, 63},
 		{strings.Repeat("a", 62) + `\\` + `"` + strings.Repeat("a", 63) + block, 64},
 		{strings.Repeat("a", 61) + `\\\` + `"` + strings.Repeat("a", 63) + block, 192},
-		{strings.Repeat("a", 63) + `\` + `n` + strings.Repeat("a", 63) + block, 192},
+		{strings.Repeat("a", 63) + `\` + `n` + strings.Repeat("a", 63) + block, 128},
+		{block + strings.Repeat("a", 62) + `\` + `"` + strings.Repeat("a", 63) + block, 192},
 	} {
 		got, _ := escapedBlocks([]byte(tc.s), 0)
 		if got != tc.want {

@@ -433,12 +433,11 @@ func special(w uint64) uint64 {
 // resume once more has arrived (never inside an escape); or -1 when the
 // string is not valid. escaped says that it met a backslash.
 //
-// A tool's text that is itself JSON or logs has a backslash every dozen
-// bytes once escaped (50 MiB of it, four million escapes): the loop tests
-// a word, and takes a two-byte escape itself, with one table look-up,
-// going back to plainRun only once a run of plain words shows a long
-// string. A call of plainRun and of escapeEnd per escape was most of
-// mcpgate's CPU on such a result.
+// A tool's text that is itself JSON has a backslash every dozen bytes once
+// escaped (50 MiB of it, four million escapes), and a call of plainRun and
+// of escapeEnd per escape was most of mcpgate's CPU on such a result: the
+// loop takes a two-byte escape itself, with one table look-up, and once
+// escapes come densely, hands the string to escapedBlocks.
 func stringRest(b []byte, i int) (end int, more, escaped bool) {
 	const highs = 0x8080808080808080
 	plainWords, escapes := 0, 0
@@ -469,6 +468,9 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 			}
 		} else {
 			plainWords = 0
+			if escapes > 0 {
+				escapes = 0 // not dense: a run of plain words
+			}
 			if i = plainRun(b, i); i >= len(b) {
 				return i, true, escaped
 			}
@@ -494,15 +496,16 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 	}
 }
 
-// escapedBlocksAfter is how many escapes in a row, each within a few
-// words of the last, stringRest takes one by one before it tries
-// escapedBlocks; after a block it could not pass, it takes
-// escapedBlocksBackoff more first.
-const escapedBlocksAfter, escapedBlocksBackoff = 4, 32
+// escapedBlocksAfter is how many escapes stringRest takes one by one,
+// each within a word of the last, before it tries escapedBlocks (slower
+// than the word loops where escapes are a line apart, as in logs); after
+// a block it could not pass, it takes escapedBlocksBackoff more first.
+const escapedBlocksAfter, escapedBlocksBackoff = 8, 32
 
 // escapedRunWords is how many plain words stringRest's own loop tests
-// before it takes the string for a long one and leaves it to plainRun.
-const escapedRunWords = 4
+// before it leaves the run to plainRun, whose blocks of four words are
+// faster on anything longer.
+const escapedRunWords = 1
 
 // shortEscape marks the bytes that make a two-byte escape after a
 // backslash.
