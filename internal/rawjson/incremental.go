@@ -433,10 +433,48 @@ func special(w uint64) uint64 {
 // returns the index just past the closing quote; or, with more, where to
 // resume once more has arrived (never inside an escape); or -1 when the
 // string is not valid. escaped says that it met a backslash.
+//
+// A tool's text that is itself JSON has a backslash every dozen bytes once
+// escaped (50 MiB of it, four million escapes), and a call of plainRun and
+// of escapeEnd per escape was most of mcpgate's CPU on such a result: the
+// loop takes a two-byte escape itself, with one table look-up, and once
+// escapes come densely, hands the string to escapedBlocks.
 func stringRest(b []byte, i int) (end int, more, escaped bool) {
+	const highs = 0x8080808080808080
+	plainWords, escapes := 0, 0
 	for {
-		if i = plainRun(b, i); i >= len(b) {
-			return i, true, escaped
+		if i+8 <= len(b) && plainWords < escapedRunWords {
+			m := special(binary.LittleEndian.Uint64(b[i:])) & highs
+			if m == 0 {
+				i += 8
+				plainWords++
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+			if b[i] == '\\' && i+2 < len(b) && shortEscape[b[i+1]] {
+				i += 2
+				escaped = true
+				plainWords = 0
+				if escapes++; escapes == escapedBlocksAfter {
+					// Dense escapes: a block at a time, while they last.
+					from := i
+					i, _ = escapedBlocks(b, i)
+					if i == from {
+						escapes = -escapedBlocksBackoff
+					} else {
+						escapes = 0
+					}
+				}
+				continue
+			}
+		} else {
+			plainWords = 0
+			if escapes > 0 {
+				escapes = 0 // not dense: a run of plain words
+			}
+			if i = plainRun(b, i); i >= len(b) {
+				return i, true, escaped
+			}
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -458,6 +496,21 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 		}
 	}
 }
+
+// escapedBlocksAfter is how many escapes stringRest takes one by one,
+// each within a word of the last, before it tries escapedBlocks (slower
+// than the word loops where escapes are a line apart, as in logs); after
+// a block it could not pass, it takes escapedBlocksBackoff more first.
+const escapedBlocksAfter, escapedBlocksBackoff = 8, 32
+
+// escapedRunWords is how many plain words stringRest's own loop tests
+// before it leaves the run to plainRun, whose blocks of four words are
+// faster on anything longer.
+const escapedRunWords = 1
+
+// shortEscape marks the bytes that make a two-byte escape after a
+// backslash.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // plainRun returns the index of the first byte from b[i] on that is a
 // quote, a backslash or below 0x20, or, when fewer than 8 bytes are left

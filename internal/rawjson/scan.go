@@ -298,31 +298,15 @@ func digits(b []byte, i int) int {
 // scanString validates the string literal at b[i] and returns the index
 // just past its closing quote (-1 if it is not a valid literal), and
 // whether it holds an escape. Bytes that are not UTF-8 are accepted, as
-// json.Valid accepts them (decoding makes them U+FFFD). Long strings (a
-// tool's 50 MiB of text) are the bulk of big messages, so plain bytes
-// are skipped eight at a time.
+// json.Valid accepts them (decoding makes them U+FFFD). It is
+// Incremental's stringRest (its fast paths: long runs, dense escapes) on
+// a string that must be whole.
 func scanString(b []byte, i int) (end int, escaped bool) {
-	i++
-	for {
-		if i = plainRun(b, i); i >= len(b) {
-			return -1, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, escaped
-		case c == '\\':
-			escaped = true
-			next, cut := escapeEnd(b, i)
-			if next < 0 || cut {
-				return -1, false
-			}
-			i = next
-		case c < 0x20:
-			return -1, false
-		default:
-			i++
-		}
+	end, more, escaped := stringRest(b, i+1)
+	if end < 0 || more {
+		return -1, false
 	}
+	return end, escaped
 }
 
 // escapeEnd checks the escape at b[i] (a backslash) and returns the index
