@@ -25,6 +25,10 @@ import (
 type subscribing struct {
 	done chan struct{} // closed once settled
 	err  error         // the server's refusal, if any, set before done is closed
+	// movedTo, set under g.mu, is where a reload moved the subscribers
+	// (moveSubscriptionKey): the successor subscribes them again, so what
+	// becomes of this subscribe to the server replaced is not their answer.
+	movedTo *subKey
 }
 
 // startSubscribing records that key's subscribe is in flight. g.mu held.
@@ -41,6 +45,9 @@ func (g *Gateway) startSubscribing(key subKey) *subscribing {
 // refusal, nobody stays subscribed, since everyone counted waited for it.
 func (g *Gateway) settleSubscribing(key subKey, p *subscribing, err error) {
 	g.mu.Lock()
+	if p.movedTo != nil {
+		err = nil
+	}
 	if err != nil {
 		g.deleteSubscriptionKey(key)
 	}
@@ -160,6 +167,9 @@ func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscrib
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
+	if p.movedTo != nil {
+		key = *p.movedTo
+	}
 	last := g.deleteSubscription(key, sub)
 	if last {
 		g.startUnsubscribing([]subKey{key})
