@@ -158,6 +158,9 @@ func (g *Gateway) deleteSessionSubscribers(s *session) (last []subKey) {
 // moveSubscriptionKey hands from's subscribers to to. g.mu held.
 func (g *Gateway) moveSubscriptionKey(from, to subKey) {
 	subs := g.subs[from]
+	if p := g.subscribing[from]; p != nil {
+		p.movedTo = &to
+	}
 	g.deleteSubscriptionKey(from)
 	for sub, uri := range subs {
 		g.addSubscription(to, sub, uri)

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // A URI's first subscriber sends resources/subscribe upstream; until the
@@ -13,12 +15,20 @@ import (
 // only the answer says whether the server subscribed, so one that arrives
 // when nobody is left is followed by resources/unsubscribe; until then,
 // leaving does not unsubscribe (deleteSubscription), or the unsubscribe
-// could overtake the subscribe, the server left subscribed.
+// could overtake the subscribe, the server left subscribed. The last
+// subscriber's unsubscribe is in flight the same way: who subscribes
+// meanwhile waits for it, and is subscribed again after it (a server may
+// answer its requests in any order: a subscribe sent beside the
+// unsubscribe could be undone by it).
 
 // subscribing is a resources/subscribe on its way to a server.
 type subscribing struct {
 	done chan struct{} // closed once settled
 	err  error         // the server's refusal, if any, set before done is closed
+	// movedTo, set under g.mu, is where a reload moved the subscribers
+	// (moveSubscriptionKey): the successor subscribes them again, so what
+	// becomes of this subscribe to the server replaced is not their answer.
+	movedTo *subKey
 }
 
 // startSubscribing records that key's subscribe is in flight. g.mu held.
@@ -35,6 +45,9 @@ func (g *Gateway) startSubscribing(key subKey) *subscribing {
 // refusal, nobody stays subscribed, since everyone counted waited for it.
 func (g *Gateway) settleSubscribing(key subKey, p *subscribing, err error) {
 	g.mu.Lock()
+	if p.movedTo != nil {
+		err = nil
+	}
 	if err != nil {
 		g.deleteSubscriptionKey(key)
 	}
@@ -63,6 +76,45 @@ func (g *Gateway) endSubscribing(key subKey, p *subscribing, err error) {
 	close(p.done)
 }
 
+// startUnsubscribing records that each of keys, left with no subscriber,
+// is on its way to be unsubscribed; whoever unsubscribes it settles it
+// (settleUnsubscribed). g.mu held.
+func (g *Gateway) startUnsubscribing(keys []subKey) {
+	for _, key := range keys {
+		g.startSubscribing(key)
+	}
+}
+
+// settleUnsubscribed ends key's unsubscribe in flight: who subscribed to
+// key meanwhile waited for it, and is subscribed now.
+func (g *Gateway) settleUnsubscribed(key subKey) {
+	g.mu.Lock()
+	p := g.subscribing[key]
+	if p == nil {
+		g.mu.Unlock()
+		return
+	}
+	if len(g.subs[key]) == 0 {
+		g.endSubscribing(key, p, nil)
+		return
+	}
+	g.mu.Unlock()
+	g.goSubscribe(key, p, mustJSON(map[string]string{"uri": key.uri}))
+}
+
+// goSubscribe runs key's subscribe in flight in the background, unless
+// mcpgate is shutting down.
+func (g *Gateway) goSubscribe(key subKey, p *subscribing, params json.RawMessage) {
+	if !g.addBackground() {
+		g.settleSubscribing(key, p, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", key.up.name))
+		return
+	}
+	go func() {
+		defer g.background.Done()
+		g.subscribeUpstream(key, p, params)
+	}()
+}
+
 // subscribeUpstream sends key's subscribe and settles it. Its context is
 // the gateway's, not the first subscriber's: the server answers whoever
 // waits. Bounded by the server's max_timeout, a wait for its connection
@@ -88,7 +140,7 @@ func (g *Gateway) subscribeUpstream(key subKey, p *subscribing, params json.RawM
 		// Everyone left before the answer. Still in flight meanwhile:
 		// who comes now waits for the unsubscribe, then for a subscribe
 		// again, in that order on the wire.
-		g.unwatchLast(nil, []subKey{key})
+		g.sendUnsubscribes(nil, []subKey{key})
 		if g.settleAccepted(key, p, false) {
 			return
 		}
@@ -115,7 +167,13 @@ func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscrib
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
+	if p.movedTo != nil {
+		key = *p.movedTo
+	}
 	last := g.deleteSubscription(key, sub)
+	if last {
+		g.startUnsubscribing([]subKey{key})
+	}
 	g.mu.Unlock()
 	if last {
 		g.unwatchLast(nil, []subKey{key})

@@ -219,3 +219,100 @@ func TestSubscribeJoinerWaitsForTheServer(t *testing.T) {
 		t.Error("the second subscriber's subscribe went to the server too")
 	}
 }
+
+// A client that subscribes to a URI while the last subscriber's
+// unsubscribe is on its way to the server waits for it, and its subscribe
+// goes after it: sent at once, it raced the unsubscribe, and a server that
+// answered the unsubscribe last was left unsubscribed with a client
+// counted as subscribed, never to get an update.
+func TestSubscribeDuringTheLastUnsubscribeSubscribesAfterIt(t *testing.T) {
+	g, dir := startSubscribeGateway(t)
+	touch(t, filepath.Join(dir, "release"))
+	touch(t, filepath.Join(dir, "hold-unsubscribe"))
+	a, b := openSubscribeSession(t, g), openSubscribeSession(t, g)
+	ctx := context.Background()
+
+	// # a subscribes, then unsubscribes; the server holds the unsubscribe
+	if _, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX)); err != nil {
+		t.Fatal(err)
+	}
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, methodUnsubscribe, json.RawMessage(subscribeX))
+		aDone <- err
+	}()
+	waitForFile(t, filepath.Join(dir, "unsubscribe.1"))
+
+	// # b subscribes meanwhile
+	bDone := make(chan error, 1)
+	go func() {
+		_, err := b.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		bDone <- err
+	}()
+	waitUntil(t, "the second client is counted", func() bool { return subscribersOf(g, "file:///x") == 1 })
+
+	// # the server answers the unsubscribe
+	touch(t, filepath.Join(dir, "release-unsubscribe"))
+	for name, done := range map[string]chan error{"unsubscribe": aDone, "subscribe": bDone} {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the %s got %v", name, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the %s got no answer", name)
+		}
+	}
+	if n := subscribersOf(g, "file:///x"); n != 1 {
+		t.Errorf("%d subscribers are counted, want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "subscribed")); err != nil {
+		t.Error("the server is not subscribed, yet a client is counted as subscribed")
+	}
+}
+
+// A subscribe in flight when a reload replaces its server ends as the old
+// server stops, but its subscriber is moved to the successor, which
+// subscribes again: it is told it is subscribed. It used to get the old
+// server's end as an error while counted (and updated) as subscribed.
+func TestSubscribeInFlightMovedByAReloadIsSubscribed(t *testing.T) {
+	g, dir := startSubscribeGateway(t)
+	a := openSubscribeSession(t, g)
+	ctx := context.Background()
+
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
+		aDone <- err
+	}()
+	waitForFile(t, filepath.Join(dir, "subscribe.1"))
+
+	// # the server is replaced; its successor answers subscribes at once
+	dir2 := t.TempDir()
+	touch(t, filepath.Join(dir2, "release"))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]byte(fmt.Sprintf(`{"shutdown_grace": "100ms", "mcpServers": {"docs": {"command": %q, "env": {"MCPGATE_SUBSCRIBE_SERVER": %q}}}}`, self, dir2)), "mcpgate.json", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitForFile(t, filepath.Join(dir2, "subscribed"))
+
+	select {
+	case err := <-aDone:
+		n := subscribersOf(g, "file:///x")
+		if err != nil && n != 0 {
+			t.Errorf("the subscriber got %v, yet is counted as subscribed (%d)", err, n)
+		}
+		if err == nil && n != 1 {
+			t.Errorf("the subscriber was told it is subscribed, yet %d are counted", n)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the subscriber got no answer")
+	}
+}

@@ -94,14 +94,7 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 	}
 	if start {
 		rec.Params = params
-		if !g.addBackground() {
-			g.settleSubscribing(key, p, jsonrpc.Errorf(errUnavailable, "upstream %q is stopped (mcpgate is shutting down)", rt.up.name))
-		} else {
-			go func() {
-				defer g.background.Done()
-				g.subscribeUpstream(key, p, params)
-			}()
-		}
+		g.goSubscribe(key, p, params)
 	}
 	return g.awaitSubscribing(ctx, key, sub, p)
 }
@@ -113,9 +106,11 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	}
 	rec.routed(rt, uri)
 	up, ok := s.servingNoStart(rt.up)
-	if !ok || !s.g.removeSubscriber(subKey{up, rt.name}, subscriber{s: s}) {
+	key := subKey{up, rt.name}
+	if !ok || !s.g.removeSubscriber(key, subscriber{s: s}) {
 		return json.RawMessage("{}"), nil
 	}
+	defer s.g.settleUnsubscribed(key)
 	if up.isModern() {
 		up.unwatchModern()
 		return json.RawMessage("{}"), nil
@@ -126,11 +121,16 @@ func (s *session) unsubscribe(ctx context.Context, params json.RawMessage, rec *
 	return json.RawMessage("{}"), nil
 }
 
-// removeSubscriber reports whether sub was the last subscriber of key.
+// removeSubscriber reports whether sub was the last subscriber of key:
+// its unsubscribe is then in flight, to be settled (settleUnsubscribed).
 func (g *Gateway) removeSubscriber(key subKey, sub subscriber) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.deleteSubscription(key, sub)
+	last := g.deleteSubscription(key, sub)
+	if last {
+		g.startUnsubscribing([]subKey{key})
+	}
+	return last
 }
 
 // dropSubscriptions unsubscribes a session that has gone (and each of its
@@ -138,6 +138,7 @@ func (g *Gateway) removeSubscriber(key subKey, sub subscriber) bool {
 func (g *Gateway) dropSubscriptions(s *session) {
 	g.mu.Lock()
 	last := g.deleteSessionSubscribers(s)
+	g.startUnsubscribing(last)
 	g.mu.Unlock()
 	g.unwatchLast(s, last)
 }
@@ -146,14 +147,24 @@ func (g *Gateway) dropSubscriptions(s *session) {
 func (g *Gateway) dropListenSubscriptions(l *listener) {
 	g.mu.Lock()
 	last := g.deleteSubscriber(subscriber{s: l.s, listen: l})
+	g.startUnsubscribing(last)
 	g.mu.Unlock()
 	g.unwatchLast(nil, last)
 }
 
 // unwatchLast unsubscribes upstream the URIs nobody watches any more
 // (except from the instance of a server isolated for session s, which
-// stops with it).
+// stops with it), and settles their unsubscribes in flight
+// (startUnsubscribing).
 func (g *Gateway) unwatchLast(s *session, last []subKey) {
+	g.sendUnsubscribes(s, last)
+	for _, key := range last {
+		g.settleUnsubscribed(key)
+	}
+}
+
+// sendUnsubscribes is unwatchLast but for settling.
+func (g *Gateway) sendUnsubscribes(s *session, last []subKey) {
 	if len(last) == 0 {
 		return
 	}

@@ -17,9 +17,12 @@ import (
 // subscribe in flight can be set up (subinflight_test.go). Its events are
 // files in dir: subscribe.N as the Nth subscribe arrives; it answers once
 // "release" exists, with an error if "fail" does; "unsubscribed" once an
-// unsubscribe arrived.
+// unsubscribe arrived. Its state is "subscribed", there from a subscribe's
+// answer to an unsubscribe's; unsubscribe.N marks the Nth unsubscribe's
+// arrival, answered at once unless "hold-unsubscribe" exists, then once
+// "release-unsubscribe" does.
 func subscribeServer(dir string) {
-	var subscribes atomic.Int64
+	var subscribes, unsubscribes atomic.Int64
 	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(os.Stdin, os.Stdout, nil, 0), jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
 			switch msg.Method {
@@ -37,8 +40,16 @@ func subscribeServer(dir string) {
 				if exists(filepath.Join(dir, "fail")) {
 					return nil, &jsonrpc.Error{Code: -32603, Message: "watch refused"}
 				}
+				touch(filepath.Join(dir, "subscribed"))
 				return json.RawMessage(`{}`), nil
 			case "resources/unsubscribe":
+				touch(filepath.Join(dir, fmt.Sprintf("unsubscribe.%d", unsubscribes.Add(1))))
+				// Held, so that what the gateway sends meanwhile is seen:
+				// a server may answer its requests in any order.
+				for exists(filepath.Join(dir, "hold-unsubscribe")) && !exists(filepath.Join(dir, "release-unsubscribe")) {
+					time.Sleep(5 * time.Millisecond) // polling a file for an event
+				}
+				os.Remove(filepath.Join(dir, "subscribed"))
 				touch(filepath.Join(dir, "unsubscribed"))
 				return json.RawMessage(`{}`), nil
 			}
