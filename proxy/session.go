@@ -149,10 +149,12 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 			denied, err = d, d.wire()
 		}
 	}
-	if s.endedByClient() {
+	if s.endedByClient() && denied == nil && rec.Outcome != "denied" {
 		// Whatever the call came to, nobody waits for it: the server's
 		// answer is dropped, whether it came before or after the session's
-		// end failed its requests to the client (see endedByClient).
+		// end failed its requests to the client (see endedByClient). A
+		// policy's denial is kept: the audit trail and the metrics count
+		// what the policies stopped.
 		res, err, denied, rec.ToolError = nil, s.abandoned(msg.Method), nil, false
 	}
 	if err != nil {
