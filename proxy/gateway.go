@@ -78,6 +78,9 @@ type Options struct {
 // Gateway aggregates the configured upstream servers for any number of
 // client sessions.
 type Gateway struct {
+	closeOnce sync.Once
+	closeErr  error // Close's, for every call of it
+
 	log         *slog.Logger
 	stderr      io.Writer
 	version     string
@@ -255,8 +258,15 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 func (g *Gateway) Warm() <-chan struct{} { return g.warm }
 
 // Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL to
-// its whole process group) and closes the audit trail.
+// its whole process group) and closes the audit trail. A second Close
+// (a deferred one beside a shutdown path's) waits for the first and
+// returns what it did.
 func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *Gateway) close() error {
 	g.endReloads()
 	g.cancel()
 	g.endExchanges()
