@@ -207,12 +207,20 @@ func statusOf(err *jsonrpc.Error) int {
 // for the errors the spec says are the client's to fix whoever finds them
 // (a capability it did not declare: -32021).
 func servedStatus(answer []byte) int {
+	if !bytes.Contains(answer, []byte(`"error"`)) {
+		return http.StatusOK // a result: nothing decoded (nor allocated) for it
+	}
+	return errorAnswerStatus(answer)
+}
+
+// errorAnswerStatus is servedStatus for an answer that may be an error.
+func errorAnswerStatus(answer []byte) int {
 	var m struct {
 		Error *struct {
 			Code int `json:"code"`
 		} `json:"error"`
 	}
-	if !bytes.Contains(answer, []byte(`"error"`)) || json.Unmarshal(answer, &m) != nil || m.Error == nil {
+	if json.Unmarshal(answer, &m) != nil || m.Error == nil {
 		return http.StatusOK
 	}
 	if slices.Contains([]int{codeHeaderMismatch, codeMissingCapability, codeUnsupportedVersion}, m.Error.Code) {
