@@ -52,7 +52,8 @@ func modernClaim(msg *jsonrpc.Message) json.RawMessage {
 		return nil
 	}
 	meta, _ := params.Get("_meta")
-	ms, err := rawjson.SplitValid(meta)
+	var members [8]rawjson.Member // on the stack: only a value (the message's bytes) is kept
+	ms, err := rawjson.SplitValidInto(members[:], meta)
 	if err != nil {
 		return nil
 	}
