@@ -52,7 +52,8 @@ func modernClaim(msg *jsonrpc.Message) json.RawMessage {
 		return nil
 	}
 	meta, _ := params.Get("_meta")
-	ms, err := rawjson.SplitValid(meta)
+	var members [8]rawjson.Member // on the stack: only a value (the message's bytes) is kept
+	ms, err := rawjson.SplitValidInto(members[:], meta)
 	if err != nil {
 		return nil
 	}
@@ -207,12 +208,20 @@ func statusOf(err *jsonrpc.Error) int {
 // for the errors the spec says are the client's to fix whoever finds them
 // (a capability it did not declare: -32021).
 func servedStatus(answer []byte) int {
+	if !bytes.Contains(answer, []byte(`"error"`)) {
+		return http.StatusOK // a result: nothing decoded (nor allocated) for it
+	}
+	return errorAnswerStatus(answer)
+}
+
+// errorAnswerStatus is servedStatus for an answer that may be an error.
+func errorAnswerStatus(answer []byte) int {
 	var m struct {
 		Error *struct {
 			Code int `json:"code"`
 		} `json:"error"`
 	}
-	if !bytes.Contains(answer, []byte(`"error"`)) || json.Unmarshal(answer, &m) != nil || m.Error == nil {
+	if json.Unmarshal(answer, &m) != nil || m.Error == nil {
 		return http.StatusOK
 	}
 	if slices.Contains([]int{codeHeaderMismatch, codeMissingCapability, codeUnsupportedVersion}, m.Error.Code) {

@@ -41,8 +41,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	}
 	listen := msg.Method == methodListen
 	client := f.clientOf(r)
-	release, refused := f.admitStateless(listen, bodySize, client)
-	if refused != nil {
+	if refused := f.admitStateless(listen, bodySize, client); refused != nil {
 		w.Header().Set("Retry-After", "1")
 		jsonError(w, http.StatusServiceUnavailable, msg.ID, refused)
 		return
@@ -52,7 +51,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	st := newStatelessStream(msg, listen || acceptsEvents(r))
 	go func() {
 		defer f.serving.Done()
-		defer release()
+		defer f.releaseStateless(listen, bodySize, client)
 		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: client, Checked: checked})
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
@@ -72,10 +71,11 @@ func acceptsEvents(r *http.Request) bool {
 // sessions; other requests count against maxStatelessRequests. While a
 // request runs, its body also stays counted in the front's body budget:
 // the gateway holds it until it is answered. client's share of them is
-// bounded too (see tooManyStatelessOf). release gives it all back.
-func (f *Front) admitStateless(listen bool, bodySize int, client string) (release func(), err error) {
+// bounded too (see tooManyStatelessOf). releaseStateless gives it all
+// back.
+func (f *Front) admitStateless(listen bool, bodySize int, client string) (err error) {
 	if ok, _ := f.bodies.reserve(heldCost(bodySize)); !ok {
-		return nil, f.errBodiesHeld()
+		return f.errBodiesHeld()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,7 +96,7 @@ func (f *Front) admitStateless(listen bool, bodySize int, client string) (releas
 		if !errors.Is(err, errShuttingDown) {
 			f.g.Logger().Warn("HTTP request refused", "method", methodOf(listen), "err", err)
 		}
-		return nil, err
+		return err
 	}
 	if listen {
 		f.listens++
@@ -105,17 +105,22 @@ func (f *Front) admitStateless(listen bool, bodySize int, client string) (releas
 		f.countStateless(client, 1)
 	}
 	f.serving.Add(1)
-	return func() {
-		f.mu.Lock()
-		if listen {
-			f.listens--
-		} else {
-			f.statelessInFlight--
-			f.countStateless(client, -1)
-		}
-		f.mu.Unlock()
-		f.bodies.release(heldCost(bodySize))
-	}, nil
+	return nil
+}
+
+// releaseStateless gives back what admitStateless took for a request, given
+// the same arguments. (A method rather than a closure admitStateless
+// returns: the closure was an allocation for every request.)
+func (f *Front) releaseStateless(listen bool, bodySize int, client string) {
+	f.mu.Lock()
+	if listen {
+		f.listens--
+	} else {
+		f.statelessInFlight--
+		f.countStateless(client, -1)
+	}
+	f.mu.Unlock()
+	f.bodies.release(heldCost(bodySize))
 }
 
 // errBodiesHeld is the answer to a request whose body the front cannot

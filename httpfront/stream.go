@@ -402,14 +402,19 @@ type postWaiter struct {
 	// (zero: not known): an answer soon after need not set it again.
 	written time.Time
 
-	// ch, final and gone are made when first asked for (chans,
+	// ch, answered and gone are made when first asked for (chans,
 	// answerChans), under direct.mu: a request answered on its POST's
 	// goroutine (direct.go), as most are, never needs them, and one
 	// answered later (an inline call, see answernow.go) needs only ch and
-	// final to wait on: gone is for senders that wait (what comes before
-	// the answer), the answer's sender reads goneClosed.
-	ch          chan postMsg  // unbuffered (but a batch's): each message waits for the POST's handler to take it
-	final       chan postMsg  // the answer: one slot, filled without waiting (see answernow.go)
+	// answered to wait on: gone is for senders that wait (what comes
+	// before the answer), the answer's sender reads goneClosed.
+	ch chan postMsg // unbuffered (but a batch's): each message waits for the POST's handler to take it
+	// final is the answer's slot, filled without waiting (see
+	// answernow.go), and answered is closed when it is: a channel of
+	// postMsg with room for one was two allocations, this is one.
+	final       postMsg
+	finalFull   bool          // final holds an answer the POST has not taken
+	answered    chan struct{} // closed once final was filled
 	gone        chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
 	goneClosed  bool
 	answerGiven bool // final took the answer (or direct did): a second one is not taken
@@ -432,17 +437,17 @@ func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
 }
 
 // answerChans returns what the POST's handler waits on, making it if need
-// be.
-func (p *postWaiter) answerChans() (ch, final chan postMsg) {
+// be: once answered is closed, leave gives the answer.
+func (p *postWaiter) answerChans() (ch chan postMsg, answered chan struct{}) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.ch == nil {
 		p.ch = make(chan postMsg)
 	}
-	if p.final == nil {
-		p.final = make(chan postMsg, 1)
+	if p.answered == nil {
+		p.answered = make(chan struct{})
 	}
-	return p.ch, p.final
+	return p.ch, p.answered
 }
 
 // sendAnswer is send for the answer: kept for the handler still running on
@@ -474,14 +479,15 @@ func (p *postWaiter) closeGoneLocked() {
 	}
 	p.goneClosed = true
 	if p.gone == nil {
-		p.gone = closedGone
+		p.gone = closedChan
 	} else {
 		close(p.gone)
 	}
 }
 
-// closedGone is the gone of a POST that ended before anyone asked for it.
-var closedGone = func() chan struct{} {
+// closedChan is the gone of a POST that ended before anyone asked for it,
+// and the answered of one answered before its handler waited.
+var closedChan = func() chan struct{} {
 	ch := make(chan struct{})
 	close(ch)
 	return ch
@@ -554,11 +560,12 @@ func (p *postWaiter) giveAnswerLocked(m postMsg) bool {
 	if p.goneClosed || p.answerGiven {
 		return false // left, or a second answer to one request: nobody writes it
 	}
-	if p.final == nil {
-		p.final = make(chan postMsg, 1)
+	p.final, p.finalFull, p.answerGiven = m, true, true // the slot is empty: it takes one answer, once
+	if p.answered == nil {
+		p.answered = closedChan // nobody waits on it yet
+	} else {
+		close(p.answered)
 	}
-	p.final <- m // the slot is empty: it takes one answer, once
-	p.answerGiven = true
 	return true
 }
 
@@ -568,12 +575,12 @@ func (p *postWaiter) leave() (postMsg, bool) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	p.closeGoneLocked()
-	select {
-	case m := <-p.final:
-		return m, true
-	default:
+	if !p.finalFull {
 		return postMsg{}, false
 	}
+	m := p.final
+	p.final, p.finalFull = postMsg{}, false
+	return m, true
 }
 
 // respond writes the POST's answer: plain JSON when the answer comes first,
@@ -630,7 +637,7 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		finish()
 		return answer
 	}
-	ch, final := p.answerChans()
+	ch, answered := p.answerChans()
 	ended, closed := p.st.ended, chan struct{}(nil)
 	for {
 		select {
@@ -639,9 +646,8 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 				finish()
 				return answer
 			}
-		case m := <-final:
-			write(m)
-			finish()
+		case <-answered:
+			finish() // takes the answer from its slot and writes it
 			return answer
 		case <-r.Context().Done():
 			finish()
@@ -662,8 +668,7 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 						return answer
 					}
 					continue
-				case m := <-final:
-					write(m)
+				case <-answered:
 					finish()
 					return answer
 				default:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/internal/timerpool"
 )
 
 // Handler serves what the peer sends.
@@ -629,17 +630,22 @@ func (c *Conn) handlerLoop(job *inFlight) {
 		job = nil // not kept alive while idle
 		if c.idleHandlers.Add(1) > maxIdleHandlers {
 			c.idleHandlers.Add(-1)
-			return
+			break
 		}
 		since := time.Now()
 		if idle == nil {
-			idle = time.NewTimer(idleHandlerTime)
+			// Reused: a connection made for one modern HTTP request
+			// starts a handler goroutine, and ends it, every time.
+			idle = timerpool.Get(idleHandlerTime)
 		}
 		job = c.awaitJob(idle, since)
 		c.idleHandlers.Add(-1)
 		if job == nil {
-			return
+			break
 		}
+	}
+	if idle != nil {
+		timerpool.Put(idle)
 	}
 }
 
@@ -1059,7 +1065,9 @@ func (c *Conn) retireAll(cause error) {
 		c.readErr = cause
 	}
 	pending := c.pending
-	c.pending = make(map[ID]*Call)
+	if len(pending) > 0 { // an empty map is kept: nothing iterates it (twice a connection, and a modern HTTP request is one)
+		c.pending = make(map[ID]*Call)
+	}
 	c.mu.Unlock()
 	err := ErrClosed
 	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, ErrClosed) {

@@ -52,7 +52,8 @@ func plainLiteral(raw []byte) ([]byte, bool) {
 // whether raw was an object. The values are copied once, together, so
 // that none views the message's bytes.
 func readCaps(raw json.RawMessage, caps *map[string]json.RawMessage) bool {
-	ms, err := rawjson.SplitValid(raw)
+	var members [8]rawjson.Member // on the stack: the values are copied below
+	ms, err := rawjson.SplitValidInto(members[:], raw)
 	if err != nil {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil || m == nil {

@@ -87,7 +87,8 @@ func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
 	if !ok {
 		return nil, nil // the key is in some other member: not an envelope
 	}
-	meta, err := rawjson.SplitValid(metaRaw)
+	var members [8]rawjson.Member // on the stack: what is kept is copied or parsed
+	meta, err := rawjson.SplitValidInto(members[:], metaRaw)
 	if err != nil {
 		return nil, nil
 	}

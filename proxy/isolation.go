@@ -175,7 +175,7 @@ func (inst *upstream) stopInstance() {
 
 // endSessionInstances stops the instances that served s.
 func (g *Gateway) endSessionInstances(s *session) {
-	var wg sync.WaitGroup
+	var wg *sync.WaitGroup // made only when an instance stops: most sessions have none
 	for _, base := range g.live().upstreams {
 		if !base.isolatedBase() {
 			continue
@@ -188,14 +188,17 @@ func (g *Gateway) endSessionInstances(s *session) {
 		if !ok {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if wg == nil {
+			wg = new(sync.WaitGroup)
+		}
+		wg.Go(func() {
 			inst.stopInstance()
 			base.log.Info("isolated server: instance stopped, its session ended", "session", s.id, "instances", n)
-		}()
+		})
 	}
-	wg.Wait()
+	if wg != nil {
+		wg.Wait()
+	}
 }
 
 // stopAllInstances stops every instance and lets no new one start.

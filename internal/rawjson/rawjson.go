@@ -92,12 +92,18 @@ func ElementsValid(arr []byte) ([]json.RawMessage, error) {
 }
 
 func splitObject(obj []byte, i int) (ms MemberList, err error) {
+	return splitObjectInto(make(MemberList, 0, 8), obj, i)
+}
+
+// splitObjectInto is splitObject with the members in into's array (its
+// length ignored), grown past it as append grows it.
+func splitObjectInto(into MemberList, obj []byte, i int) (ms MemberList, err error) {
 	defer func() {
 		if recover() != nil { // only reachable with invalid input
 			ms, err = nil, errors.New("invalid JSON object")
 		}
 	}()
-	ms = make(MemberList, 0, 8)
+	ms = into[:0]
 	var seen keySet
 	i = skipSpace(obj, i+1)
 	for obj[i] != '}' {

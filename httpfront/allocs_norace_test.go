@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpfront
+
+func maxModernCallAllocs() float64 { return 196 }
