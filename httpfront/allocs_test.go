@@ -11,9 +11,9 @@ import (
 // made and ended for the one request: what that takes is counted here, so
 // that it does not creep back. The count is the whole process's (the
 // net/http client's share, about 45, included; the server is a child
-// process), so the bound is loose; before the stateless session's timers
-// were reused, its release and status check stopped escaping and its
-// envelope was split on the stack, a call took 207 (193 after).
+// process), so the bound is loose; before the stateless session's release and
+// status check stopped escaping and its envelope was split on the stack,
+// a call took 207 (199 after).
 func TestModernToolCallHTTPAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
-	"github.com/mcpgate/mcpgate/internal/timerpool"
 )
 
 // Handler serves what the peer sends.
@@ -634,9 +633,7 @@ func (c *Conn) handlerLoop(job *inFlight) {
 		}
 		since := time.Now()
 		if idle == nil {
-			// Reused: a connection made for one modern HTTP request
-			// starts a handler goroutine, and ends it, every time.
-			idle = timerpool.Get(idleHandlerTime)
+			idle = time.NewTimer(idleHandlerTime)
 		}
 		job = c.awaitJob(idle, since)
 		c.idleHandlers.Add(-1)
@@ -645,7 +642,7 @@ func (c *Conn) handlerLoop(job *inFlight) {
 		}
 	}
 	if idle != nil {
-		timerpool.Put(idle)
+		idle.Stop()
 	}
 }
 

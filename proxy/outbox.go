@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/timerpool"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -462,8 +461,8 @@ func (q *outbox) Close() error {
 	q.wake.Broadcast()
 	q.room.Broadcast()
 	q.mu.Unlock()
-	t := timerpool.Get(q.grace) // reused: a modern HTTP request closes a session each time
-	defer timerpool.Put(t)
+	t := time.NewTimer(q.grace)
+	defer t.Stop()
 	select {
 	case <-q.done:
 	case <-t.C:
