@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"slices"
 	"sort"
 	"testing"
 	"unicode/utf8"
@@ -106,4 +107,48 @@ func FuzzQuietParts(f *testing.F) {
 			i = j
 		}
 	})
+}
+
+// FuzzFormPieces: the matching form of a text, and its Unicode findings,
+// are those of its pieces between cuts (isCut), one after the other, as
+// settleWindow builds a window.
+func FuzzFormPieces(f *testing.F) {
+	for _, s := range edgePhrases {
+		f.Add(s, 3)
+	}
+	f.Add("a \u200b b\u200d \U0001F3F4\U000E0067\U000E0062\U000E007F x\u202e y\n\u2028 z \ufeff\ufe0f q", 1)
+	f.Add("Ä\u0301 \u00a0b \u3000c\u0085 d\r\n\te  \u2066f\u2069 \u05d0 \u202a g", 2)
+	f.Fuzz(func(t *testing.T, text string, every int) {
+		var whole normalizer
+		whole.normalize(text, false, true)
+		var cuts []int
+		for c := 1; c < len(text); c++ {
+			if isCut(text, c) {
+				cuts = append(cuts, c)
+			}
+		}
+		every = 1 + abs(every)%4
+		var pieces normalizer
+		lo := 0
+		for k, c := range cuts {
+			if k%every == 0 {
+				pieces.appendForm(text, lo, c, false, true)
+				lo = c
+			}
+		}
+		pieces.appendForm(text, lo, len(text), false, true)
+		if string(pieces.b) != string(whole.b) {
+			t.Fatalf("%q cut at %v (every %d):\npieces %q\nwhole  %q", text, cuts, every, pieces.b, whole.b)
+		}
+		if !slices.Equal(pieces.found, whole.found) {
+			t.Fatalf("%q cut at %v: findings %v, whole %v", text, cuts, pieces.found, whole.found)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
