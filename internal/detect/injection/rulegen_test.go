@@ -222,3 +222,28 @@ func TestQuietAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietOnFloods: on texts that repeat a start a rule's filter admits
+// (past the run budget: a phrase flood), or a match, Scan finds what the
+// full scan finds: the fast path counts its runs at least as the full scan
+// does, against a budget no larger.
+func TestQuietOnFloods(t *testing.T) {
+	ds := quietDetectors(t)
+	floods := 0
+	for _, unit := range []string{"ignore the developer ", "ignore the d ", "instructions for the ", "tell the user ", "you are now a ",
+		"### system\n", "<system ", "note to the ai ", "send the contents ", "ignore the dé ", "do not tell "} {
+		for _, n := range []int{1, 30, 700} {
+			for _, text := range []string{strings.Repeat(unit, n), strings.Repeat(unit+"x ", n)} {
+				sameAsFull(t, ds, text)
+				for _, f := range ds[0].Scan(text, nil) {
+					if f.Kind == KindPhraseFlood {
+						floods++
+					}
+				}
+			}
+		}
+	}
+	if floods == 0 {
+		t.Error("no text flooded: the test does not reach the run budget")
+	}
+}
