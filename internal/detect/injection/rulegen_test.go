@@ -153,9 +153,9 @@ func disguise(r *rand.Rand, s string) string {
 // disguised, Scan finds what the full scan finds, and the prefix filters
 // keep what the regexps find.
 func TestRuleMatchesAsFull(t *testing.T) {
-	n := 60
+	n := 20
 	if testing.Short() {
-		n = 10
+		n = 5
 	}
 	ds := quietDetectors(t)
 	all := kindSet(1)<<len(Kinds) - 1
@@ -204,14 +204,13 @@ var edgePhrases = []string{
 // the full scan finds.
 func TestQuietAtEveryOffset(t *testing.T) {
 	ds := quietDetectors(t)
-	step := 1
-	if testing.Short() {
-		step = 5
-	}
 	for _, phrase := range edgePhrases {
-		for pad := 0; pad < 140; pad += step {
+		for pad := range 140 {
+			sameAsFull(t, ds, strings.Repeat("ab ", pad/3)+"abc"[:pad%3]+" "+phrase)
+			if pad%7 != 0 {
+				continue // the other forms every few offsets: the race detector's run is slow
+			}
 			for _, before := range []string{
-				strings.Repeat("ab ", pad/3) + "abc"[:pad%3] + " ",
 				strings.Repeat("x", pad) + " ",
 				strings.Repeat("é", pad/2) + "y"[:pad%2] + " ",
 				strings.Repeat("Word\n", pad/5) + "four"[:pad%5%4],
@@ -232,7 +231,7 @@ func TestQuietOnFloods(t *testing.T) {
 	floods := 0
 	for _, unit := range []string{"ignore the developer ", "ignore the d ", "instructions for the ", "tell the user ", "you are now a ",
 		"### system\n", "<system ", "note to the ai ", "send the contents ", "ignore the dé ", "do not tell "} {
-		for _, n := range []int{1, 30, 700} {
+		for _, n := range []int{1, 30, 500} {
 			for _, text := range []string{strings.Repeat(unit, n), strings.Repeat(unit+"x ", n)} {
 				sameAsFull(t, ds, text)
 				for _, f := range ds[0].Scan(text, nil) {
