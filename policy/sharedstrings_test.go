@@ -71,6 +71,12 @@ func FuzzSharedStrings(f *testing.F) {
 	f.Add(`{"a":"\q"}`)
 	f.Add(`["k", "\u0041k\t", {"n\"k": ["x", "y\\k"]}, "unterminated`)
 	f.Add("[\"\xff\xfek\", \"ok\"]")
+	// Escaped member names between values, strings after an error, the
+	// decoded buffer outgrown by invalid UTF-8 then more strings.
+	f.Add(`{"a\u006b":"v\n","k":{"\"k":"\u00e9k"},"z":["\ud83d\ude00k","\ud83dk"]}`)
+	f.Add(`{"a":"ok\tk","b":"bad\x","c":"k"}`)
+	f.Add("[\"\\n\xff\xff\xff\xff\xff\xff\", \"k\\n\", \"\\u006b\"]")
+	f.Add(`{"k":1,"kk":true,"kkk":null,"s":"k","n":[-1.5e3,"k\\"]}`)
 	f.Fuzz(func(t *testing.T, msg string) {
 		run := func(shared bool) (visited []string, out string, err error) {
 			var repl string

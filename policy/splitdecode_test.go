@@ -15,6 +15,15 @@ func FuzzSplitDecoding(f *testing.F) {
 	f.Add(`"abc\q def ghi jkl"`, 9, 0)
 	f.Add(`"abc def ghi jkl\`, 5, 1)
 	f.Add(`"ab" , "cd\n ef gh"`, 3, 0)
+	// Split next to what an escape ends with: a one-byte escape, an
+	// invalid \u escape, a surrogate followed by no \u, a backslash run.
+	f.Add(`"x\nyz\tw\/v\rq"`, 3, 0)
+	f.Add(`"ab\uZZZZ cd ef"`, 4, 0)
+	f.Add(`"ab\ud83dxy\ude00zz\udc00 k"`, 8, 3)
+	f.Add(`"\\\\n\\\"q r s"`, 5, 0)
+	f.Add("\"a\xc3\xa9b\xe2\x82\xacc\xf0\x9f\x98\x80d\xe2\x82 e\\u00e9 f\"", 6, 1)
+	f.Add("\"ctl\x01 in it\"", 3, 0)
+	f.Add(`"ends before the split" , "second string \n"`, 30, 0)
 	f.Fuzz(func(t *testing.T, msg string, at, prefix int) {
 		w := stringWalk{msg: []byte(msg)}
 		if !w.next() || !w.escaped() {
