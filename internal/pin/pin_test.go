@@ -112,7 +112,9 @@ func TestCheckRemembersAnswers(t *testing.T) {
 		return fmt.Sprint(status, fields, err)
 	}
 	first, firstChanged := check(json.RawMessage(base)), check(changed)
-	if allocs := testing.AllocsPerRun(10, func() { check(json.RawMessage(base)) }); allocs > 2 {
+	// fmt.Sprint's two, and a third now and then under -race; pinning
+	// again (decoding, encoding, hashing) takes dozens.
+	if allocs := testing.AllocsPerRun(10, func() { check(json.RawMessage(base)) }); allocs > 6 {
 		t.Errorf("a definition checked before: %.0f allocations, want it not pinned again", allocs)
 	}
 	if got := check(json.RawMessage(base)); got != first || got != fmt.Sprint(Same, []string(nil), nil) {
