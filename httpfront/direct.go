@@ -66,24 +66,17 @@ func (p *postWaiter) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	return p.respond(w, r)
 }
 
-// takeDirect takes a message for the POST while its handler runs on the
-// POST's goroutine, which cannot take it from ch: the answer is kept for
-// it; anything before the answer starts the helper, and is then sent to it
-// through ch (takeDirect reports false). late reports a message that comes
-// after the answer kept: nobody takes it.
+// takeDirect takes a message before the answer for the POST while its
+// handler runs on the POST's goroutine, which cannot take it from ch: it
+// starts the helper, and the message is then sent to it through ch
+// (takeDirect reports false). late reports a message that comes after the
+// answer kept (sendAnswer keeps it): nobody takes it.
 func (p *postWaiter) takeDirect(m postMsg) (taken, late bool) {
 	d := &p.direct
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.running || d.helper != nil {
 		return false, false
-	}
-	if m.final {
-		if p.answerGiven {
-			return false, false // a second answer to one request: nobody writes it
-		}
-		d.answer, d.answered, p.answerGiven = m, true, true
-		return true, false
 	}
 	if d.answered {
 		// The POST's goroutine writes the kept answer alone, as JSON: a

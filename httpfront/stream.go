@@ -608,7 +608,9 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 			answer = m
 		}
 		if !streaming && m.final {
-			cw.json(http.StatusOK, m.pieces()...)
+			if cw.json(http.StatusOK, m.pieces()...) != nil {
+				answer = postMsg{} // not written: the client left (an initialize's session is then dropped)
+			}
 			return true
 		}
 		if !streaming {

@@ -925,7 +925,9 @@ func (c *Conn) rememberAbandoned(id ID) {
 	if c.abandoned == nil || len(c.abandoned) >= maxAbandoned {
 		c.abandoned = map[ID]struct{}{}
 	}
-	c.abandoned[id] = struct{}{}
+	// Owned: a call's id may be spelt in the call's own memory, which a
+	// caller of GoNoWaitInto reuses.
+	c.abandoned[id.owned()] = struct{}{}
 }
 
 // wasAbandoned reports (once) whether id belongs to an abandoned call.
