@@ -391,12 +391,15 @@ func (g *Gateway) reportPin(u *upstream, k kind, it item, fields []string, reaso
 	key := pinReport{u.base, k, it.name}
 	sum := sha256.Sum256(it.raw)
 	g.mu.Lock()
-	if g.pinReported == nil || len(g.pinReported) >= maxPinReported {
+	told, known := g.pinReported[key]
+	if !known && (g.pinReported == nil || len(g.pinReported) >= maxPinReported) {
 		// Past the bound, everything told is forgotten (and told once
 		// more if seen again): a server's names are its own to make up.
+		// Only a new name makes room: a server withholding more than the
+		// bound would otherwise have all of them told at every fetch.
 		g.pinReported = map[pinReport][32]byte{}
 	}
-	seen := g.pinReported[key] == sum
+	seen := known && told == sum
 	g.pinReported[key] = sum
 	g.mu.Unlock()
 	if seen {
