@@ -92,8 +92,8 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 	if p == nil {
 		return nil // the server has it already
 	}
+	rec.Params = params // a joiner's record says what it asked, as the first's does
 	if start {
-		rec.Params = params
 		g.goSubscribe(key, p, params)
 	}
 	return g.awaitSubscribing(ctx, key, sub, p)
