@@ -128,17 +128,17 @@ func (f *Front) takeExpiredLocked(now time.Time) []*httpSession {
 	return expired
 }
 
+// expired reports whether hs has been idle past session_idle at now (the
+// zero time: the clock, read only if hs is idle).
 func (f *Front) expired(hs *httpSession, now time.Time) bool {
 	last, idle := hs.idleSince()
-	return idle && now.Sub(last) > f.cfg.SessionIdle
-}
-
-// expiredNow is expired at the time now, read only for an idle session: a
-// session in use, as one with requests in flight is, is not expired
-// whatever the time.
-func (f *Front) expiredNow(hs *httpSession) bool {
-	last, idle := hs.idleSince()
-	return idle && time.Since(last) > f.cfg.SessionIdle
+	if !idle {
+		return false // in use, as one with requests in flight is, whatever the time
+	}
+	if now.IsZero() {
+		now = time.Now() // read only for an idle session: most lookups are of busy ones
+	}
+	return now.Sub(last) > f.cfg.SessionIdle
 }
 
 func (f *Front) endExpired(expired []*httpSession) {
@@ -157,7 +157,7 @@ func (f *Front) lookup(r *http.Request) (*httpSession, int, error) {
 	}
 	f.mu.Lock()
 	hs := f.sessions[id]
-	if hs != nil && f.expiredNow(hs) {
+	if hs != nil && f.expired(hs, time.Time{}) {
 		// Past its idle time it is gone, whether or not the janitor has
 		// come by yet: how late it runs on a loaded machine is no part
 		// of what session_idle means.
