@@ -120,3 +120,20 @@ func TestVerdictsBoundedInBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictsOversizedKeepsOthers: a definition larger than the cache's
+// byte bound is not remembered, and forgets nothing: with max_message_bytes
+// above the bound, one such definition per fetch used to wipe every
+// verdict each time.
+func TestVerdictsOversizedKeepsOthers(t *testing.T) {
+	var v verdictCache
+	small := []byte(cleanTool)
+	v.check(injection.DefaultChecker, small, listOf{"fs", "tool"}, 0, nil)
+	big := []byte(`{"name":"big","description":"` + strings.Repeat("a", maxVerdictBytes) + `"}`)
+	v.check(injection.DefaultChecker, big, listOf{"fs", "tool"}, 1, nil)
+	v.check(injection.DefaultChecker, []byte(cleanTool), listOf{"fs", "prompt"}, 0, nil) // found by its bytes
+	v.check(injection.DefaultChecker, small, listOf{"fs", "tool"}, 0, nil)               // found at its place
+	if got := v.scans.Load(); got != 2 {
+		t.Fatalf("a small definition, one of %d bytes, the small one again twice: %d scans, want 2", len(big), got)
+	}
+}
