@@ -96,9 +96,14 @@ func TestVerdictsRepeatedListNotScanned(t *testing.T) {
 		}
 	}
 	check(defs)
+	// Only the places can answer now: the hash would otherwise find the
+	// verdicts with the places broken.
+	v.mu.Lock()
+	v.by = map[verdictKey][]*verdictRow{}
+	v.mu.Unlock()
 	check(defs)
 	if got := v.scans.Load(); got != 2 {
-		t.Fatalf("the same list twice: %d scans, want 2", got)
+		t.Fatalf("the same list twice, its verdicts found by place only: %d scans, want 2", got)
 	}
 	check([]string{defs[0], strings.Replace(defs[1], "two", "six", 1)}) // as long, other bytes
 	if got := v.scans.Load(); got != 3 {
