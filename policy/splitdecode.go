@@ -22,9 +22,14 @@ const splitMin = 1 << 20
 // costs what the split saves (on text full of escaped quotes, finding the
 // end of the first half took a third of the time of decoding it all). A
 // string longer than that which still ends before the split point is
-// split for nothing, a few times a message at most: each split leaves the
-// buffer room for half of the rest, and a split needs room for all of it.
-const splitProbe = 64 << 10
+// split for nothing: its goroutine decodes from the split point to the
+// next quote, megabytes maybe. maxSplitsWasted such splits a message, then
+// its strings are decoded whole: hundreds of strings of 64 KiB ahead of a
+// long one would otherwise each decode half of it again.
+const (
+	splitProbe      = 64 << 10
+	maxSplitsWasted = 2
+)
 
 // errNotTerminated is readString's error for a string with no closing
 // quote; the first half of a split string, cut where the second begins,
@@ -66,7 +71,7 @@ func hexDigit(c byte) int {
 // has).
 func (w *stringWalk) unescapeSplit(dst []byte) ([]byte, error) {
 	rest := len(w.msg) - (w.open + 1)
-	if rest < splitMin || cap(dst)-len(dst) < rest {
+	if rest < splitMin || cap(dst)-len(dst) < rest || w.splitsWasted >= maxSplitsWasted {
 		return w.unescape(dst)
 	}
 	mid := w.open + 1 + rest/2
@@ -107,6 +112,10 @@ func (w *stringWalk) unescapeAt(dst []byte, s int) ([]byte, error) {
 	case firstErr == nil: // the string ends before s
 		w.end, w.text = firstEnd, view(first[from:])
 		w.found()
+		w.splitsWasted++
+		if unsafe.SliceData(first) == unsafe.SliceData(dst) {
+			return dst[:len(first)], nil // with all its room, not the first half's
+		}
 		return first, nil
 	case firstErr != errNotTerminated:
 		return nil, w.readError(firstErr)

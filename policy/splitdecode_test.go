@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // FuzzSplitDecoding: a string decoded in two halves (unescapeAt, at any
@@ -24,6 +26,7 @@ func FuzzSplitDecoding(f *testing.F) {
 	f.Add("\"a\xc3\xa9b\xe2\x82\xacc\xf0\x9f\x98\x80d\xe2\x82 e\\u00e9 f\"", 6, 1)
 	f.Add("\"ctl\x01 in it\"", 3, 0)
 	f.Add(`"ends before the split" , "second string \n"`, 30, 0)
+	f.Add(`"ends\n before" , "the split in a second string"`, 20, 2)
 	f.Fuzz(func(t *testing.T, msg string, at, prefix int) {
 		w := stringWalk{msg: []byte(msg)}
 		if !w.next() || !w.escaped() {
@@ -40,7 +43,8 @@ func FuzzSplitDecoding(f *testing.F) {
 		whole := w
 		want, wantErr := whole.unescape(newDst())
 		split := w
-		got, gotErr := split.unescapeAt(newDst(), s)
+		dst := newDst()
+		got, gotErr := split.unescapeAt(dst, s)
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 			t.Fatalf("%q split at %d: error %v, whole %v", msg, s, gotErr, wantErr)
 		}
@@ -49,6 +53,11 @@ func FuzzSplitDecoding(f *testing.F) {
 		}
 		if string(got) != string(want) || split.text != whole.text || split.end != whole.end || split.at != whole.at || split.name != whole.name {
 			t.Fatalf("%q split at %d: %q (text %q, end %d), whole %q (text %q, end %d)", msg, s, got, split.text, split.end, want, whole.text, whole.end)
+		}
+		// The buffer keeps its room for what follows (a string ending
+		// before s returned the first half's, cut at s).
+		if unsafe.SliceData(got) == unsafe.SliceData(dst) && cap(got) != cap(dst) {
+			t.Fatalf("%q split at %d: the buffer returned has room for %d bytes, the one given %d", msg, s, cap(got), cap(dst))
 		}
 	})
 }
@@ -61,7 +70,8 @@ func abs(n int) int {
 }
 
 // TestSharedDecodingSplit: a result whose text of megabytes is decoded in
-// two halves reads, for the scans, as appendJSONStrings reads it.
+// two halves (a goroutine is started) reads, for the scans, as
+// appendJSONStrings reads it.
 func TestSharedDecodingSplit(t *testing.T) {
 	for _, msg := range []string{
 		toolResult(corpusText(t, "mixed", 3<<20)),
@@ -78,9 +88,17 @@ func TestSharedDecodingSplit(t *testing.T) {
 		if _, err := appendJSONStrings(msg, false, visit(&want), nil); err != nil {
 			t.Fatal(err)
 		}
+		created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(created)
+		before := created[0].Value.Uint64()
 		ss := &sharedStrings{msg: msg}
 		if ss.of(msg) == nil {
 			t.Fatal("not shared")
+		}
+		// The second half's goroutine: without it, nothing was split and
+		// the test would pass with the split broken.
+		if metrics.Read(created); created[0].Value.Uint64() == before {
+			t.Fatal("the text of megabytes was not split")
 		}
 		if _, err := ss.appendStrings(visit(&got), nil); err != nil {
 			t.Fatal(err)

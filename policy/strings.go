@@ -104,6 +104,9 @@ type stringWalk struct {
 	open, end int
 	text      string
 	name      bool
+	// splitsWasted counts the strings split that ended before the split
+	// point (unescapeSplit): past maxSplitsWasted, none is split again.
+	splitsWasted int
 }
 
 // next finds the next string; false at the end of the text.

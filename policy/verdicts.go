@@ -58,7 +58,7 @@ type listOf struct{ server, kind string }
 // verdictRow is one definition's verdict. Rows are not changed once made,
 // so they are read without the lock.
 type verdictRow struct {
-	definition []byte // a copy: the caller's bytes may be reused
+	definition []byte // a copy: a row outlives the message it was made from (placed keeps that only until the next list)
 	peers      *injection.Peers
 	found      []injection.DefinitionFinding
 	err        error
@@ -123,18 +123,22 @@ func (v *verdictCache) check(checker func() *injection.Checker, definition []byt
 	v.mu.Unlock()
 	v.scans.Add(1)
 	found, err := checker().Check(definition, at.server, peers)
+	if len(definition) > maxVerdictBytes {
+		// Refused before anything is forgotten: one such definition per
+		// fetch (max_message_bytes above the bound) would otherwise wipe
+		// every verdict each time.
+		return found, err
+	}
 	row := &verdictRow{definition: bytes.Clone(definition), peers: peers, found: found, err: err}
 	v.mu.Lock()
 	if v.by == nil || v.rows >= maxVerdicts || v.bytes+len(definition) > maxVerdictBytes {
 		v.by, v.rows, v.bytes = map[verdictKey][]*verdictRow{}, 0, 0
 		v.places.Store(nil)
 	}
-	if len(definition) <= maxVerdictBytes {
-		v.by[key] = append(v.by[key], row)
-		v.rows++
-		v.bytes += len(definition)
-		v.setPlace(at, place, row, definition)
-	}
+	v.by[key] = append(v.by[key], row)
+	v.rows++
+	v.bytes += len(definition)
+	v.setPlace(at, place, row, definition)
 	v.mu.Unlock()
 	return found, err
 }

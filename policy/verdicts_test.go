@@ -96,9 +96,14 @@ func TestVerdictsRepeatedListNotScanned(t *testing.T) {
 		}
 	}
 	check(defs)
+	// Only the places can answer now: the hash would otherwise find the
+	// verdicts with the places broken.
+	v.mu.Lock()
+	v.by = map[verdictKey][]*verdictRow{}
+	v.mu.Unlock()
 	check(defs)
 	if got := v.scans.Load(); got != 2 {
-		t.Fatalf("the same list twice: %d scans, want 2", got)
+		t.Fatalf("the same list twice, its verdicts found by place only: %d scans, want 2", got)
 	}
 	check([]string{defs[0], strings.Replace(defs[1], "two", "six", 1)}) // as long, other bytes
 	if got := v.scans.Load(); got != 3 {
@@ -118,5 +123,22 @@ func TestVerdictsBoundedInBytes(t *testing.T) {
 		if v.bytes > maxVerdictBytes {
 			t.Fatalf("after %d definitions of 1 MiB: %d bytes kept, more than %d", i+1, v.bytes, maxVerdictBytes)
 		}
+	}
+}
+
+// TestVerdictsOversizedKeepsOthers: a definition larger than the cache's
+// byte bound is not remembered, and forgets nothing: with max_message_bytes
+// above the bound, one such definition per fetch used to wipe every
+// verdict each time.
+func TestVerdictsOversizedKeepsOthers(t *testing.T) {
+	var v verdictCache
+	small := []byte(cleanTool)
+	v.check(injection.DefaultChecker, small, listOf{"fs", "tool"}, 0, nil)
+	big := []byte(`{"name":"big","description":"` + strings.Repeat("a", maxVerdictBytes) + `"}`)
+	v.check(injection.DefaultChecker, big, listOf{"fs", "tool"}, 1, nil)
+	v.check(injection.DefaultChecker, []byte(cleanTool), listOf{"fs", "prompt"}, 0, nil) // found by its bytes
+	v.check(injection.DefaultChecker, small, listOf{"fs", "tool"}, 0, nil)               // found at its place
+	if got := v.scans.Load(); got != 2 {
+		t.Fatalf("a small definition, one of %d bytes, the small one again twice: %d scans, want 2", len(big), got)
 	}
 }

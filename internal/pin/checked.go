@@ -61,13 +61,13 @@ func (m *checkedMemo) answer(server, kind string, definition []byte) (*checkedAn
 
 // remember keeps a's answer under key.
 func (m *checkedMemo) remember(key checkedKey, a *checkedAnswer) {
+	if len(a.definition) > maxCheckedBytes {
+		return // before anything is forgotten: it would wipe the memory at each fetch
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.by == nil || m.n >= maxChecked || m.bytes+len(a.definition) > maxCheckedBytes {
 		m.by, m.n, m.bytes = map[checkedKey][]*checkedAnswer{}, 0, 0
-	}
-	if len(a.definition) > maxCheckedBytes {
-		return
 	}
 	m.by[key] = append(m.by[key], a)
 	m.n++

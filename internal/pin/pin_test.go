@@ -158,3 +158,20 @@ func TestSameIgnoresRemembered(t *testing.T) {
 		t.Error("locks of other definitions are the same")
 	}
 }
+
+// TestCheckOversizedKeepsAnswers: a definition larger than a lock's memory
+// bound is not remembered, and forgets nothing: one per fetch used to wipe
+// every answer each time.
+func TestCheckOversizedKeepsAnswers(t *testing.T) {
+	small := json.RawMessage(`{"name":"read","description":"Reads."}`)
+	l := New()
+	l.Check("fs", "tool", small)
+	big := json.RawMessage(`{"name":"big","description":"` + strings.Repeat("a", maxCheckedBytes) + `"}`)
+	l.Check("fs", "tool", big)
+	if known, _ := l.checked.answer("fs", "tool", small); known == nil {
+		t.Fatalf("after a definition of %d bytes, the answer for a small one is forgotten", len(big))
+	}
+	if known, _ := l.checked.answer("fs", "tool", big); known != nil {
+		t.Fatalf("a definition of %d bytes is remembered, past the bound of %d", len(big), maxCheckedBytes)
+	}
+}

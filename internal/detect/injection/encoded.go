@@ -219,7 +219,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
 		body := run[shift:]
 		n := copy(in[:], body[:min(len(body), sniffLen)&^3])
-		if !mayBeText(enc, in[:n], out[:]) {
+		if !mayBeText(enc, in[:n]) {
 			continue
 		}
 		m, err := enc.Decode(out[:], in[:n])
@@ -247,7 +247,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 // line breaks): it is called for every run of 16 base64 characters and
 // more, up to four times (the alignments), and enc.Decode cost four times
 // as much.
-func mayBeText(enc *base64.Encoding, in, scratch []byte) bool {
+func mayBeText(enc *base64.Encoding, in []byte) bool {
 	values := &stdValues
 	if enc == base64.RawURLEncoding {
 		values = &urlValues

@@ -40,6 +40,11 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		return false // a special token, or the start of one: rare
 	}
 	s.n.found = s.n.found[:0]
+	// The walk's regexp runs are counted as the full scan counts its own,
+	// against a budget the full scan's is never above (formLen, the
+	// form's ASCII word bytes, is at most len(text)): past it, the walk
+	// gives up at once rather than run more only to give up at its end.
+	s.runs, s.runBudget = 0, runBase+len(text)/runEvery
 	q := quietWalk{d: d, s: s, text: text}
 	for i := 0; i < len(text); {
 		if i+64 <= len(text) && text[i] < utf8.RuneSelf {
@@ -122,7 +127,7 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		}
 		i = j
 	}
-	return q.ran <= runBase+q.formLen/runEvery
+	return s.runs <= runBase+q.formLen/runEvery
 }
 
 // quietWalk is the state of quietPhrases' walk over a text.
@@ -139,9 +144,9 @@ type quietWalk struct {
 	settled          bool
 	// formLen is a lower bound of the length of the matching form (each
 	// ASCII word byte is one byte of it): a text gets runBase rule runs
-	// and one more per runEvery bytes of its form. ran counts the runs.
-	formLen, ran int
-	lower        [maxTriggerLen]byte
+	// and one more per runEvery bytes of its form (s.runs counts them).
+	formLen int
+	lower   [maxTriggerLen]byte
 }
 
 // trigger takes the ASCII word text[i:j] (in recent, not glued to a
@@ -185,6 +190,7 @@ func (q *quietWalk) foldedWord(x int) int {
 		return x
 	}
 	w := q.lower[:0]
+	long := false // longer than any trigger word: w holds only its start
 	k := ws
 	for k < len(text) {
 		c := text[k]
@@ -206,10 +212,10 @@ func (q *quietWalk) foldedWord(x int) int {
 		if len(w) < cap(w) {
 			w = append(w, c)
 		} else {
-			w = w[:cap(w)] // longer than any trigger word
+			long = true
 		}
 	}
-	if len(w) < cap(w) && q.d.mayTrigger(w) && q.d.triggers[string(w)] != nil {
+	if !long && q.d.mayTrigger(w) && q.d.triggers[string(w)] != nil {
 		return x
 	}
 	q.recent[q.words%len(q.recent)] = ws
@@ -225,7 +231,7 @@ func (q *quietWalk) foldedWord(x int) int {
 // settle settles text[x:y] in a window (settleWindow) and returns its end,
 // or -1.
 func (q *quietWalk) settle(x, y int) int {
-	end, ok := q.d.settleWindow(q.s, q.text, x, y, &q.ran)
+	end, ok := q.d.settleWindow(q.s, q.text, x, y)
 	if !ok {
 		return -1
 	}
@@ -609,7 +615,7 @@ func cutAfter(text string, c int) int {
 // and after it, and its Unicode findings are appended to s.n.found. It
 // returns the end of the core, where the walk goes on; false when a rule
 // may match there, or the window cannot be made.
-func (d *Detector) settleWindow(s *scanner, text string, x, y int, ran *int) (int, bool) {
+func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	coreLo, coreHi := cutBefore(text, x), cutAfter(text, y)
 	for coreHi >= 0 && coreHi < len(text) {
 		// A character outside ASCII just past the core joins it: one
@@ -644,7 +650,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int, ran *int) (in
 		s.n.appendForm(text, coreLo, coreHi, false, true)
 		ch := len(s.n.b)
 		s.n.appendForm(text, coreHi, hi, false, false)
-		switch d.quietWindow(s.n.b, cl, ch, lo > 0, hi < len(text), ran) {
+		switch d.quietWindow(s, cl, ch, lo > 0, hi < len(text)) {
 		case windowQuiet:
 			return coreHi, true
 		case windowMatch:
@@ -663,10 +669,10 @@ const (
 )
 
 // quietWindow tries the rules at the trigger words of b[cl:ch] as
-// matchPhrases does, b being a window of a text's matching form, cut
-// before (cutLo) or at its start, and cut after (cutHi) or at its end.
-// Each regexp run is counted in ran.
-func (d *Detector) quietWindow(b []byte, cl, ch int, cutLo, cutHi bool, ran *int) windowVerdict {
+// matchPhrases does, b (s.n.b) being a window of a text's matching form,
+// cut before (cutLo) or at its start, and cut after (cutHi) or at its end.
+func (d *Detector) quietWindow(s *scanner, cl, ch int, cutLo, cutHi bool) windowVerdict {
+	b := s.n.b
 	var recent [maxBack + 1]int
 	words := 0
 	for i := 0; i < len(b) && i < ch; {
@@ -705,13 +711,13 @@ func (d *Detector) quietWindow(b []byte, cl, ch int, cutLo, cutHi bool, ran *int
 				if r.punct {
 					for p := max(0, ws-8); p < ws; p++ {
 						if b[p] != ' ' && b[p] != '\n' && !isWordByte(b[p]) {
-							if v := d.quietAt(r, b, p, cutHi, ran); v != windowQuiet {
+							if v := d.quietAt(s, r, b, p, cutHi); v != windowQuiet {
 								return v
 							}
 						}
 					}
 				}
-				if v := d.quietAt(r, b, ws, cutHi, ran); v != windowQuiet {
+				if v := d.quietAt(s, r, b, ws, cutHi); v != windowQuiet {
 					return v
 				}
 			}
@@ -722,8 +728,9 @@ func (d *Detector) quietWindow(b []byte, cl, ch int, cutLo, cutHi bool, ran *int
 }
 
 // quietAt is tryAt of rule r at b[p:] in a window: windowMatch when its
-// regexp matches.
-func (d *Detector) quietAt(r *rule, b []byte, p int, cutHi bool, ran *int) windowVerdict {
+// regexp matches, or when the text has had its share of runs
+// (s.runBudget; the full scan then reports the rest as a phrase_flood).
+func (d *Detector) quietAt(s *scanner, r *rule, b []byte, p int, cutHi bool) windowVerdict {
 	maxLen := r.maxLen
 	if maxLen == 0 {
 		maxLen = defaultMaxLen
@@ -741,7 +748,10 @@ func (d *Detector) quietAt(r *rule, b []byte, p int, cutHi bool, ran *int) windo
 	if cutHi && end == len(b) {
 		return windowShort
 	}
-	*ran++
+	if s.runs == s.runBudget {
+		return windowMatch // giving up is safe: the full scan decides
+	}
+	s.runs++
 	if end-p < r.minMatch {
 		return windowQuiet
 	}
