@@ -459,7 +459,7 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 				if escapes++; escapes == escapedBlocksAfter {
 					// Dense escapes: a block at a time, while they last.
 					from := i
-					i, _ = escapedBlocks(b, i)
+					i = escapedBlocks(b, i)
 					if i == from {
 						escapes = -escapedBlocksBackoff
 					} else {
