@@ -74,6 +74,7 @@ type perfTurnPeer struct {
 
 	cpu     time.Duration // over its timed turns
 	elapsed time.Duration
+	unread  bool // a turn had no CPU to read (direct) or could not read it (no /proc): no CPU figure
 }
 
 // perfTurns is how many turns each peer's calls are split in: enough that
@@ -101,6 +102,7 @@ func benchTurns(b *testing.B, peers []perfTurnPeer, conc int) {
 		for i := range peers {
 			p := &peers[(turn+i)%len(peers)]
 			cpu := startCPUMeter(p.pid)
+			p.unread = p.unread || cpu.pid == 0
 			run, err := timeCalls(n, conc, p.call)
 			if err != nil {
 				b.Fatalf("%s: %v", p.variant, err)
@@ -112,7 +114,7 @@ func benchTurns(b *testing.B, peers []perfTurnPeer, conc int) {
 	b.StopTimer()
 	for _, p := range peers {
 		b.ReportMetric(float64(b.N)/p.elapsed.Seconds(), "calls/s@"+p.variant)
-		if p.pid != 0 {
+		if !p.unread {
 			b.ReportMetric(microseconds(p.cpu)/float64(b.N), "hop-cpu-us/op@"+p.variant)
 		}
 	}
