@@ -48,19 +48,8 @@ func BenchmarkPerfCallTurns(b *testing.B) {
 		}
 		var peers []perfTurnPeer
 		for _, variant := range variants {
-			url, pid := startPerfHTTPPeer(b, variant, server)
-			c := newPerfHTTPClient(url, 64)
-			if err := c.initialize(); err != nil {
-				b.Fatalf("%s: initialize: %v", variant, err)
-			}
-			tool := "echo"
-			if variant == perfGate {
-				tool = "fake__echo"
-			}
-			params := perfToolCall(tool, args)
-			peers = append(peers, perfTurnPeer{variant: variant, pid: pid, call: func(chan perfAnswer) perfAnswer {
-				return c.call("tools/call", params)
-			}})
+			pid, call := startPerfHTTPEcho(b, variant, server, 64, args)
+			peers = append(peers, perfTurnPeer{variant: variant, pid: pid, call: call})
 		}
 		benchTurns(b, peers, 64)
 	})
