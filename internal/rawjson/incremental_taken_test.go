@@ -62,6 +62,7 @@ func TestUntakenSplitsBounded(t *testing.T) {
 	for i := range items {
 		items[i] = fmt.Sprintf(`{"name":"t%d","x":1}`, i)
 	}
+	emptyMemo(t)
 	splitOnce(t, "tools")
 	var alive [][]byte
 	for n := range memoMax {

@@ -11,14 +11,7 @@ import (
 // the bound nothing, and dropping it made a later reader scan the whole
 // message again.
 func TestMemoByteBoundKeepsEntriesWithoutObjects(t *testing.T) {
-	memo.mu.Lock()
-	memo.entries, memo.objectBytes = nil, 0
-	memo.mu.Unlock()
-	t.Cleanup(func() {
-		memo.mu.Lock()
-		memo.entries, memo.objectBytes = nil, 0
-		memo.mu.Unlock()
-	})
+	emptyMemo(t)
 	var alive [][]byte
 	add := func(objects *memoObjects) []byte {
 		v := make([]byte, memoMin)
@@ -51,4 +44,17 @@ func TestMemoByteBoundKeepsEntriesWithoutObjects(t *testing.T) {
 		t.Errorf("memo: %d entries, splits of %d bytes (%d counted), want at most %d entries and %d bytes, counted right", entries, held, objectBytes, memoMax, memoMaxObjectBytes)
 	}
 	runtime.KeepAlive(alive)
+}
+
+// emptyMemo empties the memo for t, and again once it is done: entries
+// that other tests left (their messages alive until the next collection)
+// would be evicted at random to make room, a test's own among them.
+func emptyMemo(t *testing.T) {
+	empty := func() {
+		memo.mu.Lock()
+		memo.entries, memo.objectBytes = nil, 0
+		memo.mu.Unlock()
+	}
+	empty()
+	t.Cleanup(empty)
 }
