@@ -31,23 +31,29 @@ func BenchmarkPerfHTTP(b *testing.B) {
 			}
 			for _, variant := range variants {
 				b.Run(variant, func(b *testing.B) {
-					url, hopPID := startPerfHTTPPeer(b, variant, server)
-					c := newPerfHTTPClient(url, conc)
-					if err := c.initialize(); err != nil {
-						b.Fatalf("initialize: %v", err)
-					}
-					tool := "echo"
-					if variant == perfGate {
-						tool = "fake__echo"
-					}
-					params := perfToolCall(tool, args)
-					benchPerfCalls(b, hopPID, conc, perfWarmup(), func(chan perfAnswer) perfAnswer {
-						return c.call("tools/call", params)
-					})
+					hopPID, call := startPerfHTTPEcho(b, variant, server, conc, args)
+					benchPerfCalls(b, hopPID, conc, perfWarmup(), call)
 				})
 			}
 		})
 	}
+}
+
+// startPerfHTTPEcho starts variant in front of server, whose tool echo it
+// calls with args over conc connections, and returns the pid of the
+// process in front (0 when direct) and the call.
+func startPerfHTTPEcho(b *testing.B, variant string, server perfServer, conc int, args string) (int, func(chan perfAnswer) perfAnswer) {
+	url, hopPID := startPerfHTTPPeer(b, variant, server)
+	c := newPerfHTTPClient(url, conc)
+	if err := c.initialize(); err != nil {
+		b.Fatalf("%s: initialize: %v", variant, err)
+	}
+	tool := "echo"
+	if variant == perfGate {
+		tool = server.name + "__echo"
+	}
+	params := perfToolCall(tool, args)
+	return hopPID, func(chan perfAnswer) perfAnswer { return c.call("tools/call", params) }
 }
 
 // startPerfHTTPPeer starts the server's own HTTP endpoint (direct), the

@@ -48,19 +48,8 @@ func BenchmarkPerfCallTurns(b *testing.B) {
 		}
 		var peers []perfTurnPeer
 		for _, variant := range variants {
-			url, pid := startPerfHTTPPeer(b, variant, server)
-			c := newPerfHTTPClient(url, 64)
-			if err := c.initialize(); err != nil {
-				b.Fatalf("%s: initialize: %v", variant, err)
-			}
-			tool := "echo"
-			if variant == perfGate {
-				tool = "fake__echo"
-			}
-			params := perfToolCall(tool, args)
-			peers = append(peers, perfTurnPeer{variant: variant, pid: pid, call: func(chan perfAnswer) perfAnswer {
-				return c.call("tools/call", params)
-			}})
+			pid, call := startPerfHTTPEcho(b, variant, server, 64, args)
+			peers = append(peers, perfTurnPeer{variant: variant, pid: pid, call: call})
 		}
 		benchTurns(b, peers, 64)
 	})
@@ -74,6 +63,7 @@ type perfTurnPeer struct {
 
 	cpu     time.Duration // over its timed turns
 	elapsed time.Duration
+	unread  bool // a turn had no CPU to read (direct) or could not read it (no /proc): no CPU figure
 }
 
 // perfTurns is how many turns each peer's calls are split in: enough that
@@ -101,6 +91,7 @@ func benchTurns(b *testing.B, peers []perfTurnPeer, conc int) {
 		for i := range peers {
 			p := &peers[(turn+i)%len(peers)]
 			cpu := startCPUMeter(p.pid)
+			p.unread = p.unread || cpu.pid == 0
 			run, err := timeCalls(n, conc, p.call)
 			if err != nil {
 				b.Fatalf("%s: %v", p.variant, err)
@@ -112,7 +103,7 @@ func benchTurns(b *testing.B, peers []perfTurnPeer, conc int) {
 	b.StopTimer()
 	for _, p := range peers {
 		b.ReportMetric(float64(b.N)/p.elapsed.Seconds(), "calls/s@"+p.variant)
-		if p.pid != 0 {
+		if !p.unread {
 			b.ReportMetric(microseconds(p.cpu)/float64(b.N), "hop-cpu-us/op@"+p.variant)
 		}
 	}

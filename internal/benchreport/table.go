@@ -99,24 +99,16 @@ func suite() []row {
 	// repeated byte (their detectors' cost per byte depends on the text).
 	rows = append(rows, row{path: "10 MiB result of JSON, logs and prose, time (p50)", bench: peersOf("BenchmarkPerfBigResult/10MiB-mixed", "direct", "relay", "mcpgate", "mcpgate-policies"),
 		unit: "p50-us", show: showMicros, compare: toDirect})
-	httpCalls := func(c string) [peers]string {
-		if c == "64" {
-			return peersOf("BenchmarkPerfCallTurns/HTTP-C=64", "direct", "relay", "mcpgate", "")
-		}
-		return peersOf("BenchmarkPerfHTTP/C="+c, "direct", "relay", "mcpgate", "")
-	}
-	tbxark := func(c string) [peers]string {
-		if c == "64" {
-			return peersOf("BenchmarkPerfCallTurns/HTTP-C=64", "tbxark", "", "mcpgate", "")
-		}
-		return peersOf("BenchmarkPerfHTTP/C="+c, "tbxark", "", "mcpgate", "")
-	}
+	// C=64 is measured in turns with the relay (BenchmarkPerfCallTurns).
+	const httpC1, httpC64 = "BenchmarkPerfHTTP/C=1", "BenchmarkPerfCallTurns/HTTP-C=64"
+	httpCalls := func(bench string) [peers]string { return peersOf(bench, "direct", "relay", "mcpgate", "") }
+	tbxark := func(bench string) [peers]string { return peersOf(bench, "tbxark", "", "mcpgate", "") }
 	rows = append(rows,
-		row{path: "HTTP front p50, C=1 (direct: the server's own HTTP; relay floor: the HTTP relay)", bench: httpCalls("1"), unit: "p50-us", show: showMicros, compare: toDirect, alsoRelay: true, goal: atMost(1.3, "direct")},
-		row{path: "HTTP front calls/s, C=64", bench: httpCalls("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, alsoRelay: true, goal: atLeast(0.8, "direct")},
-		row{path: "HTTP front, hop CPU per call (C=64)", bench: hop(httpCalls("64")), unit: "hop-cpu-us/op", show: showMicros, compare: toRelay},
-		row{path: "HTTP front p50, C=1, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("1"), unit: "p50-us", show: showMicros, compare: toDirect, base: "TBXark"},
-		row{path: "HTTP front calls/s, C=64, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark("64"), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, base: "TBXark", goal: atLeast(2, "TBXark")},
+		row{path: "HTTP front p50, C=1 (direct: the server's own HTTP; relay floor: the HTTP relay)", bench: httpCalls(httpC1), unit: "p50-us", show: showMicros, compare: toDirect, alsoRelay: true, goal: atMost(1.3, "direct")},
+		row{path: "HTTP front calls/s, C=64", bench: httpCalls(httpC64), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, alsoRelay: true, goal: atLeast(0.8, "direct")},
+		row{path: "HTTP front, hop CPU per call (C=64)", bench: hop(httpCalls(httpC64)), unit: "hop-cpu-us/op", show: showMicros, compare: toRelay},
+		row{path: "HTTP front p50, C=1, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark(httpC1), unit: "p50-us", show: showMicros, compare: toDirect, base: "TBXark"},
+		row{path: "HTTP front calls/s, C=64, beside TBXark/mcp-proxy (in the direct column)", bench: tbxark(httpC64), unit: "calls/s", show: showRate, higherIsBetter: true, compare: toDirect, base: "TBXark", goal: atLeast(2, "TBXark")},
 	)
 	for _, mib := range []int{1, 10, 50} {
 		var timeGoal, memGoal goal

@@ -19,12 +19,10 @@ import (
 // holds anything else (the closing quote, a \u, a control byte, an
 // invalid escape), or fewer than 64 bytes from the end, or after a few
 // blocks with one backslash or none (stringRest's word loop and plainRun
-// are faster on those); never inside an escape. escaped says that it
-// passed a backslash.
-func escapedBlocks(b []byte, i int) (int, bool) {
+// are faster on those); never inside an escape.
+func escapedBlocks(b []byte, i int) int {
 	var carry uint64 // 1 when b[i] is escaped by the backslash before it
-	escaped := false
-	sparse := 0 // blocks in a row with one backslash or none
+	sparse := 0      // blocks in a row with one backslash or none
 	for len(b)-i >= 64 && sparse < escapedBlocksSparse {
 		c := b[i : i+64 : i+64]
 		var bs, qc uint64 // backslashes; quotes and control bytes
@@ -50,11 +48,10 @@ func escapedBlocks(b []byte, i int) (int, bool) {
 		} else {
 			sparse = 0
 		}
-		escaped = escaped || bs != 0
 		carry = (code & bs) >> 63
 		i += 64
 	}
-	return i - int(carry), escaped
+	return i - int(carry)
 }
 
 // escapedBlocksSparse is how many blocks in a row with one backslash or

@@ -77,7 +77,7 @@ func TestEscapedBlocksStops(t *testing.T) {
 		{strings.Repeat("a", 63) + `\` + `n` + strings.Repeat("a", 63) + block, 128},
 		{block + strings.Repeat("a", 62) + `\` + `"` + strings.Repeat("a", 63) + block, 192},
 	} {
-		got, _ := escapedBlocks([]byte(tc.s), 0)
+		got := escapedBlocks([]byte(tc.s), 0)
 		if got != tc.want {
 			t.Errorf("escapedBlocks(%q) = %d, want %d", tc.s, got, tc.want)
 		}

@@ -347,8 +347,9 @@ func scalarPrefix(rest []byte) bool {
 
 // valueStarts notes where a member's value starts.
 func (s *Incremental) valueStarts(b []byte, i int) {
-	if s.inNest && (len(s.stack) != 2 || b[i] != '[' || s.objs.state != objectsNone || s.result && takenArray(b[s.key2.keyStart:s.key2.keyEnd])) {
-		s.objs.valueStarts(b, i, len(s.stack), s.nested, len(s.inner))
+	if s.inNest {
+		taken := len(s.stack) == 2 && s.result && takenArray(b[s.key2.keyStart:s.key2.keyEnd])
+		s.objs.valueStarts(b, i, len(s.stack), s.nested, len(s.inner), taken)
 	}
 	switch {
 	case len(s.stack) == 1:
@@ -458,7 +459,7 @@ func stringRest(b []byte, i int) (end int, more, escaped bool) {
 				if escapes++; escapes == escapedBlocksAfter {
 					// Dense escapes: a block at a time, while they last.
 					from := i
-					i, _ = escapedBlocks(b, i)
+					i = escapedBlocks(b, i)
 					if i == from {
 						escapes = -escapedBlocksBackoff
 					} else {

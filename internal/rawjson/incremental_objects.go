@@ -107,10 +107,11 @@ func (o *objectsScan) reset() {
 // valueStarts notes a value starting at b[i], depth containers deep (the
 // nested object's members are 2 deep); the nested object is the top
 // level's member number nested, and member is the index its member in
-// progress will have.
-func (o *objectsScan) valueStarts(b []byte, i, depth, nested, member int) {
+// progress will have; taken is whether someone takes the split of an
+// array under that member's key (takenArray).
+func (o *objectsScan) valueStarts(b []byte, i, depth, nested, member int, taken bool) {
 	switch {
-	case depth == 2 && o.state == objectsNone && b[i] == '[':
+	case depth == 2 && o.state == objectsNone && b[i] == '[' && taken:
 		o.state, o.nested, o.member = objectsSplit, nested, member
 	case o.state != objectsSplit:
 	case depth == 3:

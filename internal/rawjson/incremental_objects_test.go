@@ -37,6 +37,7 @@ func FuzzIncrementalObjects(f *testing.F) {
 	f.Add([]byte(`{"result":{"tools":[{"name":"x"},3]}}`), []byte{5})
 	f.Add([]byte(`{"params":{"tools":[]},"result":{"prompts":[{"name":"p"}]}}`), []byte{1})
 	f.Add([]byte(`{"result":{"tools":[[{"name":"x"}]]}}`), []byte{2})
+	splitOnce(f, "tools", "prompts")
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		nested, list, key, ok := objectsOfScan(data, cuts)
 		if !ok || list == nil {
@@ -73,6 +74,7 @@ func describe(l *ObjectList) string {
 // scan that validates it: SplitWithObjects takes that split from the memo,
 // once, and gives what its own pass gives.
 func TestIncrementalSplitsAListsItems(t *testing.T) {
+	splitOnce(t, "tools")
 	data := toolListAnswer(502)
 	nested, list, key, ok := objectsOfScan(data, []byte{200, 255, 13})
 	if !ok || list == nil || key != "tools" || len(list.Elems) != 502 {
@@ -133,6 +135,7 @@ func FuzzIncrementalObjectsTaken(f *testing.F) {
 	f.Add([]byte(`{"result":{"tools":1,"a":[{"x":1}],"tools":[{"name":"x"}]}}`), []byte{9}, "tools")
 	f.Add([]byte(`{"result":{"prompts":[{"name":"p"}],"tools":[{"name":"t"}]}}`), []byte{4}, "tools")
 	f.Add([]byte(`{"result":{"tools":[{"name":"x","name":"y"}]}}`), []byte{3}, "tools")
+	splitOnce(f, "tools", "prompts")
 	f.Fuzz(func(t *testing.T, data, cuts []byte, other string) {
 		// Padded past memoMin, in memory of its own: the memo finds only
 		// values that big, by identity.

@@ -164,6 +164,7 @@ func TestIncrementalDepth(t *testing.T) {
 // from memory, not scanned again, and so is its result; a copy of it (the
 // same bytes elsewhere) is not found.
 func TestIncrementalRemembered(t *testing.T) {
+	emptyMemo(t)
 	text := strings.Repeat("x", 200<<10)
 	data := []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + text + `"}],"isError":true}}`)
 	var s Incremental

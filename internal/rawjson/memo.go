@@ -83,10 +83,22 @@ func remember(v []byte, e memoEntry) {
 			}
 		}
 		for k, old := range memo.entries {
-			if len(memo.entries) < memoMax && memo.objectBytes+e.objects.size() <= memoMaxObjectBytes {
+			if len(memo.entries) < memoMax {
 				break
 			}
 			forget(k, old) // the table is a shortcut: losing one costs a scan
+		}
+		// The byte bound is on the splits of arrays alone: the rest of an
+		// entry is small, and dropping it would cost a scan of its message.
+		for k, old := range memo.entries {
+			if memo.objectBytes+e.objects.size() <= memoMaxObjectBytes {
+				break
+			}
+			if old.objects != nil {
+				memo.objectBytes -= old.objects.size()
+				old.objects = nil
+				memo.entries[k] = old
+			}
 		}
 	}
 	memo.objectBytes += e.objects.size()

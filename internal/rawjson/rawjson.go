@@ -64,14 +64,7 @@ func MembersNestedIntoBoth(into, innerInto MemberList, obj []byte, nested string
 // returned by Members: validating it again would only cost time. Anything
 // else gets an error, never a panic.
 func SplitValid(obj []byte) (MemberList, error) {
-	if ms, _, ok := recallSplit(obj, ""); ok {
-		return ms, nil
-	}
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	return splitObject(obj, i)
+	return SplitValidInto(nil, obj)
 }
 
 // ElementsValid splits an array known to be valid JSON into its elements.
@@ -91,18 +84,19 @@ func ElementsValid(arr []byte) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-func splitObject(obj []byte, i int) (ms MemberList, err error) {
-	return splitObjectInto(make(MemberList, 0, 8), obj, i)
-}
-
-// splitObjectInto is splitObject with the members in into's array (its
-// length ignored), grown past it as append grows it.
+// splitObjectInto splits the object at obj[i], known to be valid JSON,
+// with the members in into's array (its length ignored), grown past it as
+// append grows it. A nil into is room for 8, made here, past the paths
+// that need none (a remembered split, a value not an object).
 func splitObjectInto(into MemberList, obj []byte, i int) (ms MemberList, err error) {
 	defer func() {
 		if recover() != nil { // only reachable with invalid input
 			ms, err = nil, errors.New("invalid JSON object")
 		}
 	}()
+	if into == nil {
+		into = make(MemberList, 0, 8)
+	}
 	ms = into[:0]
 	var seen keySet
 	i = skipSpace(obj, i+1)

@@ -40,7 +40,7 @@ func FuzzScanner(f *testing.F) {
 		var old MemberList
 		oldErr := errInvalid
 		if json.Valid(data) && len(trimmed) > 0 && trimmed[0] == '{' {
-			old, oldErr = splitObject(data, skipSpace(data, 0))
+			old, oldErr = splitObjectInto(nil, data, skipSpace(data, 0))
 		}
 		if (err == nil) != (oldErr == nil) {
 			t.Fatalf("%q: scanner says %v, json.Valid and split say %v", data, err, oldErr)
