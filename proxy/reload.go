@@ -419,6 +419,7 @@ func (g *Gateway) stopRetired(u *upstream) {
 func (g *Gateway) moveSubscriptions(successor map[*upstream]*upstream) {
 	moved := map[*upstream]bool{}
 	g.mu.Lock()
+	g.followMoves(successor)
 	for key := range g.subs {
 		if nu, ok := successor[key.up]; ok {
 			g.moveSubscriptionKey(key, subKey{up: nu, uri: key.uri})

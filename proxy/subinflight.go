@@ -209,3 +209,18 @@ func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscrib
 	}
 	return ctx.Err()
 }
+
+// followMoves points each subscribe in flight whose subscribers an earlier
+// reload moved to a server this reload replaces (successor) at the
+// successor: a cancelled waiter leaves the key its subscription is at
+// now, not a stale one. g.mu held.
+func (g *Gateway) followMoves(successor map[*upstream]*upstream) {
+	for _, p := range g.subscribing {
+		if p.movedTo == nil {
+			continue
+		}
+		if nu, ok := successor[p.movedTo.up]; ok {
+			p.movedTo = &subKey{up: nu, uri: p.movedTo.uri}
+		}
+	}
+}
