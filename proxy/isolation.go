@@ -213,20 +213,23 @@ func (g *Gateway) stopAllInstances() {
 }
 
 // closeInstances lets base start no more instances and stops those
-// running, each stop counted in wg.
-func (base *upstream) closeInstances(wg *sync.WaitGroup) {
+// running, each stop counted in wg, and returns them.
+func (base *upstream) closeInstances(wg *sync.WaitGroup) []*upstream {
 	base.instances.mu.Lock()
 	base.instances.closed = true
 	all := base.instances.bySession
 	base.instances.bySession = map[*session]*upstream{}
 	base.instances.mu.Unlock()
+	stopped := make([]*upstream, 0, len(all))
 	for _, inst := range all {
+		stopped = append(stopped, inst)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			inst.stopInstance()
 		}()
 	}
+	return stopped
 }
 
 // reapIdleInstances stops instances unused for their server's

@@ -393,19 +393,22 @@ func (g *Gateway) retire(old *upstreamSet, gone []*upstream, stale []*serverPoli
 // stopRetired stops a server a reload removed or replaced, and its
 // instances, and forgets the subscriptions to it.
 func (g *Gateway) stopRetired(u *upstream) {
+	retired := []*upstream{u}
 	if u.isolatedBase() {
 		var wg sync.WaitGroup
-		u.closeInstances(&wg)
+		retired = append(retired, u.closeInstances(&wg)...)
 		wg.Wait()
 	}
 	if u.supervised != nil {
 		<-u.supervised
 	}
 	u.stop()
+	// Its own subscriptions only: walking every server's, under g.mu,
+	// would cost each retired server all of them.
 	g.mu.Lock()
-	for key := range g.subs {
-		if key.up.base == u {
-			g.deleteSubscriptionKey(key)
+	for _, up := range retired {
+		for uri := range g.subsByUp[up] {
+			g.deleteSubscriptionKey(subKey{up, uri})
 		}
 	}
 	g.mu.Unlock()
@@ -419,6 +422,7 @@ func (g *Gateway) stopRetired(u *upstream) {
 func (g *Gateway) moveSubscriptions(successor map[*upstream]*upstream) {
 	moved := map[*upstream]bool{}
 	g.mu.Lock()
+	g.followMoves(successor)
 	for key := range g.subs {
 		if nu, ok := successor[key.up]; ok {
 			g.moveSubscriptionKey(key, subKey{up: nu, uri: key.uri})

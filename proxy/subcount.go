@@ -155,14 +155,20 @@ func (g *Gateway) deleteSessionSubscribers(s *session) (last []subKey) {
 	return last
 }
 
-// moveSubscriptionKey hands from's subscribers to to. g.mu held.
+// moveSubscriptionKey hands from's subscribers to to, but for those whose
+// request was cancelled while from's subscribe was in flight: they leave
+// with the server replaced. g.mu held.
 func (g *Gateway) moveSubscriptionKey(from, to subKey) {
 	subs := g.subs[from]
+	var gone map[subscriber]struct{}
 	if p := g.subscribing[from]; p != nil {
 		p.movedTo = &to
+		gone, p.gone = p.gone, nil
 	}
 	g.deleteSubscriptionKey(from)
 	for sub, uri := range subs {
-		g.addSubscription(to, sub, uri)
+		if _, ok := gone[sub]; !ok {
+			g.addSubscription(to, sub, uri)
+		}
 	}
 }

@@ -15,7 +15,11 @@ import (
 // only the answer says whether the server subscribed, so one that arrives
 // when nobody is left is followed by resources/unsubscribe; until then,
 // leaving does not unsubscribe (deleteSubscription), or the unsubscribe
-// could overtake the subscribe, the server left subscribed. The last
+// could overtake the subscribe, the server left subscribed. A subscriber
+// whose request is cancelled meanwhile stays counted until the answer
+// comes (p.gone): the subscribe it started is still the server's to
+// answer, and "subscribe to a new URI, then cancel", over and over, must
+// meet the session's limit rather than grow what is in flight. The last
 // subscriber's unsubscribe is in flight the same way: who subscribes
 // meanwhile waits for it, and is subscribed again after it (a server may
 // answer its requests in any order: a subscribe sent beside the
@@ -29,6 +33,18 @@ type subscribing struct {
 	// (moveSubscriptionKey): the successor subscribes them again, so what
 	// becomes of this subscribe to the server replaced is not their answer.
 	movedTo *subKey
+	// gone, under g.mu, are the subscribers whose request was cancelled
+	// before the answer: counted until it comes, then removed.
+	gone map[subscriber]struct{}
+}
+
+// dropGone removes p's cancelled subscribers from key, p still in flight
+// (so none of them is key's last: the answer decides). g.mu held.
+func (g *Gateway) dropGone(key subKey, p *subscribing) {
+	for sub := range p.gone {
+		g.deleteSubscription(key, sub)
+	}
+	p.gone = nil
 }
 
 // startSubscribing records that key's subscribe is in flight. g.mu held.
@@ -60,6 +76,7 @@ func (g *Gateway) settleSubscribing(key subKey, p *subscribing, err error) {
 // subscribed when the server was just unsubscribed.
 func (g *Gateway) settleAccepted(key subKey, p *subscribing, watched bool) bool {
 	g.mu.Lock()
+	g.dropGone(key, p)
 	if (len(g.subs[key]) > 0) != watched {
 		g.mu.Unlock()
 		return false
@@ -70,6 +87,7 @@ func (g *Gateway) settleAccepted(key subKey, p *subscribing, watched bool) bool 
 
 // endSubscribing settles p. g.mu held, and released.
 func (g *Gateway) endSubscribing(key subKey, p *subscribing, err error) {
+	g.dropGone(key, p)
 	delete(g.subscribing, key)
 	p.err = err
 	g.mu.Unlock()
@@ -94,6 +112,7 @@ func (g *Gateway) settleUnsubscribed(key subKey) {
 		g.mu.Unlock()
 		return
 	}
+	g.dropGone(key, p)
 	if len(g.subs[key]) == 0 {
 		g.endSubscribing(key, p, nil)
 		return
@@ -117,17 +136,16 @@ func (g *Gateway) goSubscribe(key subKey, p *subscribing, params json.RawMessage
 
 // subscribeUpstream sends key's subscribe and settles it. Its context is
 // the gateway's, not the first subscriber's: the server answers whoever
-// waits. Bounded by the server's max_timeout, a wait for its connection
-// included.
+// waits. Bounded by the server's timeout, a wait for its connection
+// included, as the subscribe again after a new session is: no progress
+// comes for a subscribe, and its cancelled subscribers stay counted until
+// it ends.
 func (g *Gateway) subscribeUpstream(key subKey, p *subscribing, params json.RawMessage) {
 	// The client's progress token means nothing to the server here: the
 	// subscribe is no longer that request's.
 	params = withoutMeta(params, "progressToken")
 	for {
-		ctx, cancel := g.ctx, context.CancelFunc(func() {})
-		if limit := max(key.up.cfg.Timeout, key.up.cfg.MaxTimeout); limit > 0 {
-			ctx, cancel = context.WithTimeout(g.ctx, limit)
-		}
+		ctx, cancel := context.WithTimeout(g.ctx, key.up.cfg.Timeout)
 		err := key.up.subscribeNow(ctx, key.uri, params)
 		cancel()
 		if err != nil {
@@ -157,9 +175,10 @@ func (u *upstream) subscribeNow(ctx context.Context, uri string, params json.Raw
 }
 
 // awaitSubscribing waits for key's subscribe in flight, which sub joined.
-// A subscriber whose request ends first is no longer counted; if it was
-// the last one, and the subscribe settled meanwhile, the server is
-// unsubscribed, as an unsubscribe would.
+// A subscriber whose request ends first stays counted until the subscribe
+// settles (p.gone). Once it settled, or moved to a server that replaced
+// key's, it is no longer counted at once; if it was the last one, the
+// server is unsubscribed, as an unsubscribe would.
 func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscriber, p *subscribing) error {
 	select {
 	case <-p.done:
@@ -167,6 +186,16 @@ func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscrib
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
+	if p.movedTo == nil && g.subscribing[key] == p {
+		if _, counted := g.subs[key][sub]; counted {
+			if p.gone == nil {
+				p.gone = map[subscriber]struct{}{}
+			}
+			p.gone[sub] = struct{}{}
+		}
+		g.mu.Unlock()
+		return ctx.Err()
+	}
 	if p.movedTo != nil {
 		key = *p.movedTo
 	}
@@ -179,4 +208,19 @@ func (g *Gateway) awaitSubscribing(ctx context.Context, key subKey, sub subscrib
 		g.unwatchLast(nil, []subKey{key})
 	}
 	return ctx.Err()
+}
+
+// followMoves points each subscribe in flight whose subscribers an earlier
+// reload moved to a server this reload replaces (successor) at the
+// successor: a cancelled waiter leaves the key its subscription is at
+// now, not a stale one. g.mu held.
+func (g *Gateway) followMoves(successor map[*upstream]*upstream) {
+	for _, p := range g.subscribing {
+		if p.movedTo == nil {
+			continue
+		}
+		if nu, ok := successor[p.movedTo.up]; ok {
+			p.movedTo = &subKey{up: nu, uri: p.movedTo.uri}
+		}
+	}
 }

@@ -20,12 +20,19 @@ import (
 // (subscribeserver_test.go), whose events are files in the returned dir.
 func startSubscribeGateway(t *testing.T) (*Gateway, string) {
 	t.Helper()
+	return startSubscribeGatewayWith(t, "")
+}
+
+// startSubscribeGatewayWith is startSubscribeGateway with more top-level
+// config members (each followed by a comma).
+func startSubscribeGatewayWith(t *testing.T, members string) (*Gateway, string) {
+	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfgJSON := fmt.Sprintf(`{"mcpServers": {"docs": {"command": %q, "env": {"MCPGATE_SUBSCRIBE_SERVER": %q}}}}`, self, dir)
+	cfgJSON := fmt.Sprintf(`{%s"mcpServers": {"docs": {"command": %q, "env": {"MCPGATE_SUBSCRIBE_SERVER": %q}}}}`, members, self, dir)
 	cfg, err := config.Load([]byte(cfgJSON), "mcpgate.json", os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +155,8 @@ func TestSubscribeJoinerGetsTheServersAnswer(t *testing.T) {
 // A subscribe cancelled (its client gone) while the server has it still
 // subscribes the server: once its answer comes, and nobody watches the
 // URI, mcpgate unsubscribes. It used to forget it, the server subscribed
-// for good with nobody watching.
+// for good with nobody watching. Until the answer, the cancelled
+// subscriber stays counted (TestSubscribeCancelledInFlightStaysCounted).
 func TestSubscribeCancelledInFlightIsUnsubscribed(t *testing.T) {
 	g, dir := startSubscribeGateway(t)
 	a := openSubscribeSession(t, g)
@@ -164,10 +172,21 @@ func TestSubscribeCancelledInFlightIsUnsubscribed(t *testing.T) {
 	a.Notify(context.Background(), notifyCancelled, json.RawMessage(`{"requestId":2,"reason":"gone"}`))
 	cancel()
 	<-aDone
-	waitUntil(t, "the cancelled subscriber is no longer counted", func() bool { return subscribersOf(g, "file:///x") == 0 })
+	waitUntil(t, "the cancelled subscriber is recorded as gone", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, p := range g.subscribing {
+			return len(p.gone) == 1
+		}
+		return false
+	})
+	if n := subscribersOf(g, "file:///x"); n != 1 {
+		t.Errorf("%d subscribers are counted while the cancelled one's subscribe is in flight, want 1", n)
+	}
 
 	touch(t, filepath.Join(dir, "release")) // the server subscribes
 	waitForFile(t, filepath.Join(dir, "unsubscribed"))
+	waitUntil(t, "the cancelled subscriber is no longer counted", func() bool { return subscribersOf(g, "file:///x") == 0 })
 }
 
 func touch(t *testing.T, name string) {

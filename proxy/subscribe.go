@@ -83,6 +83,9 @@ func (s *session) watch(ctx context.Context, sub subscriber, rt route, uri strin
 		return jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "this client has %d resource subscriptions, the most mcpgate keeps for one; unsubscribe from some first", maxSubscriptions)
 	}
 	p := g.subscribing[key]
+	if p != nil {
+		delete(p.gone, sub) // it asks again: the answer is its own once more
+	}
 	first := g.addSubscription(key, sub, uri)
 	start := p == nil && first
 	if start {

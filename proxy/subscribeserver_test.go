@@ -23,6 +23,15 @@ import (
 // "release-unsubscribe" does.
 func subscribeServer(dir string) {
 	var subscribes, unsubscribes atomic.Int64
+	// One poller for "release", not one per held subscribe: a test holds
+	// a thousand of them.
+	released := make(chan struct{})
+	go func() {
+		for !exists(filepath.Join(dir, "release")) {
+			time.Sleep(5 * time.Millisecond) // polling a file for an event
+		}
+		close(released)
+	}()
 	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(os.Stdin, os.Stdout, nil, 0), jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, msg *jsonrpc.Message) (json.RawMessage, error) {
 			switch msg.Method {
@@ -34,9 +43,7 @@ func subscribeServer(dir string) {
 				touch(filepath.Join(dir, fmt.Sprintf("subscribe.%d", subscribes.Add(1))))
 				// Held whatever the gateway says meanwhile (a cancel
 				// included): the server subscribes when it gets to it.
-				for !exists(filepath.Join(dir, "release")) {
-					time.Sleep(5 * time.Millisecond) // polling a file for an event
-				}
+				<-released
 				if exists(filepath.Join(dir, "fail")) {
 					return nil, &jsonrpc.Error{Code: -32603, Message: "watch refused"}
 				}
