@@ -30,8 +30,21 @@ func TestDeleteFailsCallsBeforeTheirRequestsToTheClient(t *testing.T) {
 }
 
 func testDeleteFailsCallsFirst(t *testing.T, listed bool) {
+	g := startExampleGateway(t, `"policies": []`)
+	defer g.Close()
+	res, err := callThenDelete(t, g, listed, `{"ask":true}`)
+	const want = "the client ended the session (DELETE) while tools/call was in flight"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the call's answer after DELETE: %s, %v; want the error %q", res, err, want)
+	}
+}
+
+// startExampleGateway starts a gateway in front of the example server
+// (this test binary) as "greeter", with more (config members) beside it.
+func startExampleGateway(t *testing.T, more string) *Gateway {
+	t.Helper()
 	self, _ := os.Executable()
-	cfg, err := config.Load(fmt.Appendf(nil, `{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}, "policies": []}`, self), "mcpgate.json", os.LookupEnv)
+	cfg, err := config.Load(fmt.Appendf(nil, `{"mcpServers": {"greeter": {"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}}}, %s}`, self, more), "mcpgate.json", os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +53,16 @@ func testDeleteFailsCallsFirst(t *testing.T, listed bool) {
 		t.Fatal(err)
 	}
 	g.Start()
-	defer g.Close()
+	return g
+}
 
+// callThenDelete serves a session of g whose client calls greeter__hello
+// with arguments (after tools/list if listed), and ends the session as a
+// DELETE does once the server's sampling request reached it. The session's
+// end is held (testHookClientLeft) until the client has the call's
+// answer, which it returns; Serve has returned when it does.
+func callThenDelete(t *testing.T, g *Gateway, listed bool, arguments string) (json.RawMessage, error) {
+	t.Helper()
 	answered := make(chan struct{})
 	testHookClientLeft = func() {
 		select {
@@ -80,7 +101,7 @@ func testDeleteFailsCallsFirst(t *testing.T, listed bool) {
 			t.Fatal(err)
 		}
 	}
-	call, err := client.Go(ctx, "tools/call", json.RawMessage(`{"name":"greeter__hello","arguments":{"ask":true}}`))
+	call, err := client.Go(ctx, "tools/call", json.RawMessage(`{"name":"greeter__hello","arguments":`+arguments+`}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,13 +113,10 @@ func testDeleteFailsCallsFirst(t *testing.T, listed bool) {
 	// DELETE: the transport says so, then ends the session's stream.
 	deleted.Store(true)
 	fromClient.Close()
-	res, err := call.Wait(ctx)
+	res, callErr := call.Wait(ctx)
 	close(answered)
-	const want = "the client ended the session (DELETE) while tools/call was in flight"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("the call's answer after DELETE: %s, %v; want the error %q", res, err, want)
-	}
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+	return res, callErr
 }
