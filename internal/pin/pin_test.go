@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -173,5 +174,25 @@ func TestCheckOversizedKeepsAnswers(t *testing.T) {
 	}
 	if known, _ := l.checked.answer("fs", "tool", big); known != nil {
 		t.Fatalf("a definition of %d bytes is remembered, past the bound of %d", len(big), maxCheckedBytes)
+	}
+}
+
+// TestCheckOversizedIsNotCopied: a definition past a lock's memory bound,
+// which is not remembered, is not copied either: Check allocated a copy
+// of every such definition (32 MiB and more) only for remember to drop it.
+func TestCheckOversizedIsNotCopied(t *testing.T) {
+	big := json.RawMessage(`{"name":"big","description":"` + strings.Repeat("a", maxCheckedBytes) + `"}`)
+	l := New()
+	bytesOf := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	made := bytesOf(func() { l.check("fs", "tool", big) }) // the answer made anew, as Check must
+	checked := bytesOf(func() { l.Check("fs", "tool", big) })
+	if checked > made+uint64(len(big))/2 {
+		t.Errorf("Check of a definition of %d bytes, not remembered, allocated %d bytes; making its answer takes %d: a copy of it was made", len(big), checked, made)
 	}
 }
