@@ -52,3 +52,60 @@ func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
 		}
 	}
 }
+
+// A modern client's request cancelled after the exchange first looked at
+// it, but before the exchange is parked, ends the exchange at once: the
+// client never gets the requestState, and the call was held until its TTL
+// (parkTTL), counted against the client's share of maxParked.
+func TestExchangeCancelledBeforeParkEnds(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &session{g: g, client: "c"}
+	_, callCancel := context.WithCancel(context.Background())
+	x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+	a := &ask{key: "mcpgate-1", method: "sampling/createMessage", answer: make(chan callResult, 1)}
+	x.asks <- a
+	ctx := &cancelledOnceLooked{}
+	ctx.Context, ctx.cancel = context.WithCancel(context.Background())
+	res, err := s.awaitExchange(ctx, x)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the exchange of a request cancelled before it was parked answered %s, %v; want context.Canceled", res, err)
+	}
+	g.mu.Lock()
+	parked := len(g.parked)
+	g.mu.Unlock()
+	if parked != 0 {
+		t.Errorf("%d exchanges parked for a request cancelled before it was answered", parked)
+	}
+	select {
+	case r := <-a.answer:
+		if r.err == nil {
+			t.Errorf("the server's request was answered %s; want an error", r.res)
+		}
+	default:
+		t.Error("the server's request got no answer: it waits on an exchange nobody will come back to")
+	}
+}
+
+// cancelledOnceLooked is a context cancelled just after its first look
+// (Err): a cancel that comes between the exchange's look and its park.
+type cancelledOnceLooked struct {
+	context.Context
+	cancel context.CancelFunc
+	looked bool
+}
+
+func (c *cancelledOnceLooked) Err() error {
+	if !c.looked {
+		c.looked = true
+		err := c.Context.Err()
+		c.cancel()
+		return err
+	}
+	return c.Context.Err()
+}
