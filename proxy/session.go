@@ -149,13 +149,19 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 			denied, err = d, d.wire()
 		}
 	}
+	var deleted error // the client's answer, when it ended the session first
 	if s.endedByClient() && denied == nil && rec.Outcome != "denied" {
-		// Whatever the call came to, nobody waits for it: the server's
-		// answer is dropped, whether it came before or after the session's
-		// end failed its requests to the client (see endedByClient). A
-		// policy's denial is kept: the audit trail and the metrics count
-		// what the policies stopped.
-		res, err, denied, rec.ToolError = nil, s.abandoned(msg.Method), nil, false
+		// Whatever the call came to, nobody waits for it: the client gets
+		// the DELETE error, whether the server's answer came before or
+		// after the session's end failed its requests to the client (see
+		// endedByClient). The audit trail and the metrics say what the
+		// server did: its answer if one came, the DELETE error for a call
+		// cancelled unanswered. A policy's denial is the client's answer
+		// and the record's: they count what the policies stopped.
+		deleted = s.abandoned(msg.Method)
+		if errors.Is(err, context.Canceled) {
+			res, err, rec.ToolError = nil, deleted, false
+		}
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
@@ -176,6 +182,9 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 	}
 	s.g.metrics.observe(rec)
 	s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
+	if deleted != nil {
+		return nil, redactError(deleted, s.g.redact)
+	}
 	return res, err
 }
 
