@@ -132,6 +132,12 @@ func (s *session) awaitExchange(ctx context.Context, x *exchange) (json.RawMessa
 		}
 		return x.park(ctx)
 	case <-ctx.Done():
+		select {
+		case r := <-x.result: // the server's answer came with the end: it is the outcome
+			x.end("the call ended")
+			return r.res, r.err
+		default:
+		}
 		x.end("cancelled by the client")
 		return nil, ctx.Err()
 	}

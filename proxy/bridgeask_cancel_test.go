@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"testing"
@@ -108,4 +109,30 @@ func (c *cancelledOnceLooked) Err() error {
 		return err
 	}
 	return c.Context.Err()
+}
+
+// A server's answer to an exchange's call that is there when the client's
+// request ends (cancelled, or its session deleted) is the request's
+// outcome, not the cancellation: the audit trail records what the server
+// did. The wait picked either at random.
+func TestExchangeAnsweredAsItIsCancelled(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &session{g: g, client: "c"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// 64 runs all right leave the random pick a chance of 2^-64.
+	for range 64 {
+		_, callCancel := context.WithCancel(context.Background())
+		x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+			result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+		x.result <- callResult{res: json.RawMessage(`{"content":[]}`)}
+		if res, err := s.awaitExchange(ctx, x); err != nil || string(res) != `{"content":[]}` {
+			t.Fatalf("an exchange whose server had answered, its request cancelled: %s, %v; want the server's answer", res, err)
+		}
+	}
 }
