@@ -180,10 +180,16 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 			rec.Outcome = "ok"
 		}
 	}
+	var sent *jsonrpc.Error
+	if deleted != nil {
+		// bytes_out counts what the client was sent, as the metrics do.
+		sent = redactError(deleted, s.g.redact)
+		rec.BytesOut = responseSize(msg.ID, nil, sent)
+	}
 	s.g.metrics.observe(rec)
 	s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
-	if deleted != nil {
-		return nil, redactError(deleted, s.g.redact)
+	if sent != nil {
+		return nil, sent
 	}
 	return res, err
 }

@@ -3,11 +3,14 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // TestDeleteAuditsTheServersAnswer: a call whose server answered, though
@@ -34,6 +37,25 @@ func TestDeleteAuditsTheServersAnswer(t *testing.T) {
 	}
 }
 
+// TestDeleteCountsTheBytesSent: a call whose server answered after its
+// client ended the session (DELETE) counts, in the audit trail's bytes_out
+// and so in the metrics, the answer mcpgate sent, the DELETE error: not the
+// server's result, which the audit line records but nobody was sent.
+func TestDeleteCountsTheBytesSent(t *testing.T) {
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	g := startExampleGateway(t, fmt.Sprintf(`"policies": [], "audit": {"path": %q}`, auditPath))
+	defer g.Close()
+	_, err := callThenDelete(t, g, false, `{"ask":true}`)
+	var sent *jsonrpc.Error
+	if !errors.As(err, &sent) {
+		t.Fatalf("the call's answer after DELETE: %v; want a JSON-RPC error", err)
+	}
+	rec := auditedCall(t, g, auditPath)
+	if want := len((&jsonrpc.Message{ID: rec.ID, Error: sent}).Encode()); rec.BytesOut != want {
+		t.Errorf("the audit line of a call its server answered after DELETE: bytes_out %d; want %d, the size of the DELETE error it was answered with", rec.BytesOut, want)
+	}
+}
+
 // TestDeleteAuditsAnUnansweredCall: a call its server had not answered
 // when its client ended the session (DELETE) is recorded with the DELETE
 // error, which the client gets too.
@@ -57,9 +79,11 @@ func TestDeleteAuditsAnUnansweredCall(t *testing.T) {
 }
 
 type auditedLine struct {
-	Outcome string
-	Error   json.RawMessage
-	Result  json.RawMessage
+	Outcome  string
+	Error    json.RawMessage
+	Result   json.RawMessage
+	ID       jsonrpc.ID
+	BytesOut int `json:"bytes_out"`
 }
 
 // auditedCall closes g, and returns the tools/call line of its trail.
