@@ -130,16 +130,26 @@ func (s *session) awaitExchange(ctx context.Context, x *exchange) (json.RawMessa
 			x.end("cancelled by the client")
 			return nil, ctx.Err()
 		}
-		return x.park()
+		return x.park(ctx)
 	case <-ctx.Done():
+		select {
+		case r := <-x.result: // the server's answer came with the end: it is the outcome
+			x.end("the call ended")
+			return r.res, r.err
+		default:
+		}
 		x.end("cancelled by the client")
 		return nil, ctx.Err()
 	}
 }
 
 // park answers the client input_required with the server's pending
-// requests, and holds the exchange until the client comes back.
-func (x *exchange) park() (json.RawMessage, error) {
+// requests, and holds the exchange until the client comes back. A request
+// ctx that ended by the time the exchange is held ends it at once: its
+// client never gets the state to come back with. (Looked for once the
+// exchange is parked, so that a cancel coming at any point before is
+// seen; one after, as the answer goes, leaves it to wait out parkTTL.)
+func (x *exchange) park(ctx context.Context) (json.RawMessage, error) {
 	g := x.g
 	g.mu.Lock()
 	if err := g.roomToPark(x); err != nil {
@@ -166,6 +176,10 @@ func (x *exchange) park() (json.RawMessage, error) {
 	state := g.signState(exchangeState{Exchange: x.id, Round: x.round, Server: x.up.name, Method: x.method, Name: x.name, Expires: time.Now().Add(parkTTL).Unix(), Client: g.clientTag(x.client)})
 	x.expiry = time.AfterFunc(parkTTL, func() { x.end("the client did not come back with the input within " + parkTTL.String()) })
 	x.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		x.end("cancelled by the client")
+		return nil, err
+	}
 	return mustJSON(map[string]any{"resultType": "input_required", "inputRequests": requests, "requestState": state}), nil
 }
 
@@ -235,7 +249,7 @@ func (s *session) resumeExchange(ctx context.Context, up *upstream, method, name
 	left := len(x.pending)
 	x.mu.Unlock()
 	if left > 0 {
-		return x.park() // asked again for what is still missing
+		return x.park(ctx) // asked again for what is still missing
 	}
 	return s.awaitExchange(ctx, x)
 }

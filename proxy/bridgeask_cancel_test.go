@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"testing"
@@ -49,6 +50,89 @@ func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
 		g.mu.Unlock()
 		if parked != 0 {
 			t.Fatalf("%d exchanges parked for a client that is gone", parked)
+		}
+	}
+}
+
+// A modern client's request cancelled after the exchange first looked at
+// it, but before the exchange is parked, ends the exchange at once: the
+// client never gets the requestState, and the call was held until its TTL
+// (parkTTL), counted against the client's share of maxParked.
+func TestExchangeCancelledBeforeParkEnds(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &session{g: g, client: "c"}
+	_, callCancel := context.WithCancel(context.Background())
+	x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+	a := &ask{key: "mcpgate-1", method: "sampling/createMessage", answer: make(chan callResult, 1)}
+	x.asks <- a
+	ctx := &cancelledOnceLooked{}
+	ctx.Context, ctx.cancel = context.WithCancel(context.Background())
+	res, err := s.awaitExchange(ctx, x)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the exchange of a request cancelled before it was parked answered %s, %v; want context.Canceled", res, err)
+	}
+	g.mu.Lock()
+	parked := len(g.parked)
+	g.mu.Unlock()
+	if parked != 0 {
+		t.Errorf("%d exchanges parked for a request cancelled before it was answered", parked)
+	}
+	select {
+	case r := <-a.answer:
+		if r.err == nil {
+			t.Errorf("the server's request was answered %s; want an error", r.res)
+		}
+	default:
+		t.Error("the server's request got no answer: it waits on an exchange nobody will come back to")
+	}
+}
+
+// cancelledOnceLooked is a context cancelled just after its first look
+// (Err): a cancel that comes between the exchange's look and its park.
+type cancelledOnceLooked struct {
+	context.Context
+	cancel context.CancelFunc
+	looked bool
+}
+
+func (c *cancelledOnceLooked) Err() error {
+	if !c.looked {
+		c.looked = true
+		err := c.Context.Err()
+		c.cancel()
+		return err
+	}
+	return c.Context.Err()
+}
+
+// A server's answer to an exchange's call that is there when the client's
+// request ends (cancelled, or its session deleted) is the request's
+// outcome, not the cancellation: the audit trail records what the server
+// did. The wait picked either at random.
+func TestExchangeAnsweredAsItIsCancelled(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &session{g: g, client: "c"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// 64 runs all right leave the random pick a chance of 2^-64.
+	for range 64 {
+		_, callCancel := context.WithCancel(context.Background())
+		x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+			result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+		x.result <- callResult{res: json.RawMessage(`{"content":[]}`)}
+		if res, err := s.awaitExchange(ctx, x); err != nil || string(res) != `{"content":[]}` {
+			t.Fatalf("an exchange whose server had answered, its request cancelled: %s, %v; want the server's answer", res, err)
 		}
 	}
 }

@@ -119,6 +119,7 @@ type Gateway struct {
 	subsByUp     map[*upstream]map[string]struct{} // the URIs in subs, by upstream
 	subscribing  map[subKey]*subscribing           // subscribes on their way upstream (see subinflight.go)
 	listeners    map[*listener]struct{}            // open subscriptions/listen requests
+	listenersBy  listenIndex                       // of listeners, which hear of what (see listenindex.go)
 	parked       map[string]*exchange              // exchanges waiting for their clients' input, by id
 	parkedOf     holderCounts                      // of parked, how many each client holds (see sharecount.go)
 	listensOf    holderCounts                      // of listeners, how many each client holds

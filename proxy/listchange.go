@@ -82,7 +82,7 @@ func (u *upstream) notifyListChanged(k kind) {
 	for _, s := range u.audience() {
 		s.notify(kinds[k].changed, nil)
 	}
-	for _, l := range u.listenersOf() {
+	for _, l := range u.listenersOf(k) {
 		l.listChanged(k)
 	}
 }

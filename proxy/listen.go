@@ -168,16 +168,11 @@ func (l *listener) send(method string, params json.RawMessage) {
 	l.s.notifyRelated(method, setMeta(params, metaPair{metaSubscriptionID, l.tag}), l.id)
 }
 
-// listenersOf are the listen requests that hear of u's changes: those of
-// its session, for an isolated server's instance; else all.
-func (u *upstream) listenersOf() []*listener {
+// listenersOf are the listen requests that hear of a change of u's list
+// k: those of its session that want k, for an isolated server's instance;
+// else all that want k.
+func (u *upstream) listenersOf(k kind) []*listener {
 	u.g.mu.Lock()
 	defer u.g.mu.Unlock()
-	out := make([]*listener, 0, len(u.g.listeners))
-	for l := range u.g.listeners {
-		if u.owner == nil || l.s == u.owner {
-			out = append(out, l)
-		}
-	}
-	return out
+	return u.g.listenersBy.hearing(u.owner, k)
 }

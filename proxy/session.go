@@ -149,13 +149,19 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 			denied, err = d, d.wire()
 		}
 	}
+	var deleted error // the client's answer, when it ended the session first
 	if s.endedByClient() && denied == nil && rec.Outcome != "denied" {
-		// Whatever the call came to, nobody waits for it: the server's
-		// answer is dropped, whether it came before or after the session's
-		// end failed its requests to the client (see endedByClient). A
-		// policy's denial is kept: the audit trail and the metrics count
-		// what the policies stopped.
-		res, err, denied, rec.ToolError = nil, s.abandoned(msg.Method), nil, false
+		// Whatever the call came to, nobody waits for it: the client gets
+		// the DELETE error, whether the server's answer came before or
+		// after the session's end failed its requests to the client (see
+		// endedByClient). The audit trail and the metrics say what the
+		// server did: its answer if one came, the DELETE error for a call
+		// cancelled unanswered. A policy's denial is the client's answer
+		// and the record's: they count what the policies stopped.
+		deleted = s.abandoned(msg.Method)
+		if errors.Is(err, context.Canceled) {
+			res, err, rec.ToolError = nil, deleted, false
+		}
 	}
 	if err != nil {
 		if s.graceOver.Load() && errors.Is(err, context.Canceled) {
@@ -174,8 +180,17 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 			rec.Outcome = "ok"
 		}
 	}
+	var sent *jsonrpc.Error
+	if deleted != nil {
+		// bytes_out counts what the client was sent, as the metrics do.
+		sent = redactError(deleted, s.g.redact)
+		rec.BytesOut = responseSize(msg.ID, nil, sent)
+	}
 	s.g.metrics.observe(rec)
 	s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
+	if sent != nil {
+		return nil, sent
+	}
 	return res, err
 }
 

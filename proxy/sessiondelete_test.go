@@ -63,14 +63,28 @@ func startExampleGateway(t *testing.T, more string) *Gateway {
 // answer, which it returns; Serve has returned when it does.
 func callThenDelete(t *testing.T, g *Gateway, listed bool, arguments string) (json.RawMessage, error) {
 	t.Helper()
+	return deleteDuringCall(t, g, listed, arguments, true)
+}
+
+// callThenDeleteUnheld is callThenDelete with the session's end not held:
+// the call in flight is failed as soon as the session ends.
+func callThenDeleteUnheld(t *testing.T, g *Gateway, listed bool, arguments string) (json.RawMessage, error) {
+	t.Helper()
+	return deleteDuringCall(t, g, listed, arguments, false)
+}
+
+func deleteDuringCall(t *testing.T, g *Gateway, listed bool, arguments string, holdEnd bool) (json.RawMessage, error) {
+	t.Helper()
 	answered := make(chan struct{})
-	testHookClientLeft = func() {
-		select {
-		case <-answered:
-		case <-time.After(20 * time.Second): // generous: the answer is only the server's round trip away
+	if holdEnd {
+		testHookClientLeft = func() {
+			select {
+			case <-answered:
+			case <-time.After(20 * time.Second): // generous: the answer is only the server's round trip away
+			}
 		}
+		defer func() { testHookClientLeft = nil }()
 	}
-	defer func() { testHookClientLeft = nil }()
 
 	toGateway, fromClient := io.Pipe()
 	toClient, fromGateway := io.Pipe()

@@ -51,6 +51,7 @@ func (g *Gateway) addListener(l *listener) {
 	}
 	g.listeners[l] = struct{}{}
 	g.listensOf.add(l.holder)
+	g.listenersBy.add(l)
 }
 
 // removeListener counts l closed, if it was open. g.mu held.
@@ -60,4 +61,5 @@ func (g *Gateway) removeListener(l *listener) {
 	}
 	delete(g.listeners, l)
 	g.listensOf.remove(l.holder)
+	g.listenersBy.remove(l)
 }

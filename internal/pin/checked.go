@@ -59,17 +59,19 @@ func (m *checkedMemo) answer(server, kind string, definition []byte) (*checkedAn
 	return nil, key
 }
 
-// remember keeps a's answer under key.
-func (m *checkedMemo) remember(key checkedKey, a *checkedAnswer) {
-	if len(a.definition) > maxCheckedBytes {
-		return // before anything is forgotten: it would wipe the memory at each fetch
+// remember keeps a, the answer for definition, under key, with a copy of
+// definition (a's own is not read).
+func (m *checkedMemo) remember(key checkedKey, definition []byte, a checkedAnswer) {
+	if len(definition) > maxCheckedBytes {
+		return // before anything is forgotten (it would wipe the memory at each fetch), and before the copy
 	}
+	a.definition = bytes.Clone(definition)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.by == nil || m.n >= maxChecked || m.bytes+len(a.definition) > maxCheckedBytes {
 		m.by, m.n, m.bytes = map[checkedKey][]*checkedAnswer{}, 0, 0
 	}
-	m.by[key] = append(m.by[key], a)
+	m.by[key] = append(m.by[key], &a)
 	m.n++
 	m.bytes += len(a.definition)
 }

@@ -167,7 +167,7 @@ func (l *Lock) Check(server, kind string, definition json.RawMessage) (Status, [
 		return known.status, known.fields, known.err
 	}
 	status, fields, err := l.check(server, kind, definition)
-	l.checked.remember(key, &checkedAnswer{definition: bytes.Clone(definition), status: status, fields: fields, err: err})
+	l.checked.remember(key, definition, checkedAnswer{status: status, fields: fields, err: err})
 	return status, fields, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -173,5 +174,24 @@ func TestCheckOversizedKeepsAnswers(t *testing.T) {
 	}
 	if known, _ := l.checked.answer("fs", "tool", big); known != nil {
 		t.Fatalf("a definition of %d bytes is remembered, past the bound of %d", len(big), maxCheckedBytes)
+	}
+}
+
+// TestCheckOversizedIsNotCopied: a definition past a lock's memory bound,
+// which is not remembered, is not copied either: Check allocated a copy
+// of every such definition (32 MiB and more) only for remember to drop it.
+// (One cut short: its answer, an error, costs next to nothing to make.)
+func TestCheckOversizedIsNotCopied(t *testing.T) {
+	big := json.RawMessage(`{"name":"big","description":"` + strings.Repeat("a", maxCheckedBytes))
+	l := New()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := l.Check("fs", "tool", big)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("Check of a definition cut short: no error")
+	}
+	if made := after.TotalAlloc - before.TotalAlloc; made > uint64(len(big))/4 {
+		t.Errorf("Check of a definition of %d bytes, not remembered, allocated %d bytes: a copy of it was made", len(big), made)
 	}
 }

@@ -20,6 +20,10 @@ import (
 // slices, so it keeps nothing alive: a message collected leaves an entry
 // that can never match again, dropped when the table is full. (A value
 // looked up must be Go memory, as weak.Make requires: the gateway's are.)
+//
+// A full table drops the entry used longest ago, never at random: a
+// message is remembered, then its result, and then split, so the entries
+// remembered or recalled last are those of the messages being worked on.
 
 // memoMin is the smallest value looked up: smaller ones are scanned
 // faster than the table is consulted (and Incremental scans only lines
@@ -41,6 +45,7 @@ type memoEntry struct {
 	inner    []memoMember // offsets from that value's start
 	uriKey   bool         // a member named "uri" may be in the value, below its top level
 	objects  *memoObjects // an array of objects among members, split (incremental_objects.go)
+	used     uint64       // memo.clock when last remembered or recalled
 }
 
 type memoMember struct {
@@ -56,7 +61,8 @@ const memoMaxObjectBytes = 8 << 20
 var memo struct {
 	mu          sync.Mutex
 	entries     map[weak.Pointer[byte]]memoEntry
-	objectBytes int // the size of the entries' objects
+	objectBytes int    // the size of the entries' objects
+	clock       uint64 // counts the uses of entries, to tell the oldest
 }
 
 // remember records the split of v.
@@ -82,27 +88,37 @@ func remember(v []byte, e memoEntry) {
 				forget(k, old)
 			}
 		}
-		for k, old := range memo.entries {
-			if len(memo.entries) < memoMax {
-				break
-			}
+		for len(memo.entries) >= memoMax {
+			k, old, _ := oldestEntry(func(memoEntry) bool { return true })
 			forget(k, old) // the table is a shortcut: losing one costs a scan
 		}
 		// The byte bound is on the splits of arrays alone: the rest of an
 		// entry is small, and dropping it would cost a scan of its message.
-		for k, old := range memo.entries {
-			if memo.objectBytes+e.objects.size() <= memoMaxObjectBytes {
+		for memo.objectBytes+e.objects.size() > memoMaxObjectBytes {
+			k, old, ok := oldestEntry(func(e memoEntry) bool { return e.objects != nil })
+			if !ok {
 				break
 			}
-			if old.objects != nil {
-				memo.objectBytes -= old.objects.size()
-				old.objects = nil
-				memo.entries[k] = old
-			}
+			memo.objectBytes -= old.objects.size()
+			old.objects = nil
+			memo.entries[k] = old
 		}
 	}
 	memo.objectBytes += e.objects.size()
+	memo.clock++
+	e.used = memo.clock
 	memo.entries[key] = e
+}
+
+// oldestEntry returns the entry used longest ago of those that match;
+// false if none does. (Guarded by memo.mu.)
+func oldestEntry(match func(memoEntry) bool) (k weak.Pointer[byte], e memoEntry, ok bool) {
+	for key, cur := range memo.entries {
+		if match(cur) && (!ok || cur.used < e.used) {
+			k, e, ok = key, cur, true
+		}
+	}
+	return k, e, ok
 }
 
 // forget drops the entry e under k. (Guarded by memo.mu.)
@@ -118,11 +134,14 @@ func recall(v []byte) (memoEntry, bool) {
 	}
 	key := weak.Make(&v[0])
 	memo.mu.Lock()
+	defer memo.mu.Unlock()
 	e, ok := memo.entries[key]
-	memo.mu.Unlock()
 	if !ok || e.size != len(v) {
 		return memoEntry{}, false
 	}
+	memo.clock++
+	e.used = memo.clock
+	memo.entries[key] = e
 	return e, true
 }
 

@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -57,4 +58,42 @@ func emptyMemo(t *testing.T) {
 	}
 	empty()
 	t.Cleanup(empty)
+}
+
+// TestMemoKeepsTheMessageAtWork: a table full of messages still alive
+// makes room by dropping the one remembered longest ago, never the one
+// being worked on: Finish remembers a message, then its result, and the
+// random eviction it replaced dropped the message's own entry about one
+// time in 32, which the reader then scanned again whole.
+func TestMemoKeepsTheMessageAtWork(t *testing.T) {
+	emptyMemo(t)
+	var alive [][]byte
+	for range memoMax {
+		v := make([]byte, memoMin)
+		alive = append(alive, v)
+		remember(v, memoEntry{size: len(v)})
+	}
+	text := strings.Repeat("x", memoMin)
+	// 400 rounds all right leave random eviction a chance of (31/32)^400,
+	// about 3e-6.
+	for round := range 400 {
+		msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
+		alive = append(alive, msg)
+		var s Incremental
+		s.Reset()
+		if !s.Finish(msg) {
+			t.Fatal("Finish: false for a valid message")
+		}
+		if _, ok := recall(msg); !ok {
+			t.Fatalf("round %d: the message just scanned was dropped from the memo to make room for its own result", round)
+		}
+		ms, err := Members(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := ms.Get("result"); !NoURIKey(res) {
+			t.Fatalf("round %d: the result just scanned is not remembered", round)
+		}
+	}
+	runtime.KeepAlive(alive)
 }
