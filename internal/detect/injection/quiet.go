@@ -71,7 +71,7 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 					q.recent[q.words%len(q.recent)] = ws
 					q.words++
 					next = we
-					if d.mayTriggerText(text, ws, we) {
+					if d.pairLen[pairIndex(text[ws], text[ws+1])]&d.lastLen[text[we-1]]>>(we-ws)&1 != 0 && d.mayTriggerText(text, ws, we) {
 						if next = q.trigger(ws, we); next != we {
 							break // a window settled it, and more
 						}
@@ -268,11 +268,17 @@ func wordHighs(x uint64) uint64 {
 	return (letter | digit | under) & highs
 }
 
+// pairIndex folds the first two bytes of a word into pairLen's index. The
+// low five bits of a letter are the same in either case; a digit or '_'
+// shares them with a letter, which only lets a few more words through to
+// mayTriggerText.
+func pairIndex(c0, c1 byte) int { return int(c0&31)<<5 | int(c1&31) }
+
 // mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
 // a look at its first, second and last bytes and its length.
 func (d *Detector) mayTriggerText(text string, i, j int) bool {
 	n := j - i
-	if n >= 64 || (d.firstLen[text[i]]&d.secondLen[text[i+min(1, n-1)]]&d.lastLen[text[j-1]])>>n&1 == 0 {
+	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
 		return false
 	}
 	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB

@@ -3,6 +3,7 @@ package injection
 import (
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -151,4 +152,23 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// TestTriggerWordsPassTheLengthTables: quietPhrases passes over a word
+// that pairLen and lastLen reject without looking it up, so every trigger
+// word, in lower, upper and mixed case, must pass them and mayTriggerText.
+func TestTriggerWordsPassTheLengthTables(t *testing.T) {
+	for _, d := range quietDetectors(t) {
+		for w := range d.triggers {
+			upper := strings.ToUpper(w)
+			title := upper[:1] + w[1:]
+			for _, v := range []string{w, upper, title} {
+				text := v + " " // the walk reads the byte after a one-byte word
+				n := len(v)
+				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]>>n&1 == 0 || !d.mayTriggerText(text, 0, n) {
+					t.Errorf("trigger word %q is passed over", v)
+				}
+			}
+		}
+	}
 }
