@@ -21,6 +21,8 @@ type Detector struct {
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
+	// quietTriggers is triggers with what quietPhrases needs besides.
+	quietTriggers map[string]*triggerEntry
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
@@ -104,6 +106,10 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
 		}
+	}
+	d.quietTriggers = make(map[string]*triggerEntry, len(d.triggers))
+	for t, rules := range d.triggers {
+		d.quietTriggers[t] = d.newTriggerEntry(rules)
 	}
 	return d
 }

@@ -2,7 +2,6 @@ package injection
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"regexp/syntax"
 	"slices"
 )
@@ -133,17 +132,55 @@ type prefixSet struct {
 	// is not in the set, without the binary search (on prose most tries of
 	// a trigger word's rule end here). About one byte per key.
 	hint []uint64
-	// heads has the bit headHint of the first eight bytes of each key of
-	// eight bytes or more, lens[headsFrom:] being those keys' lengths: one
-	// bit test rejects a probe for all of them, where hint takes one per
-	// length (a long set has five or six lengths from 8 to 14).
-	heads     []uint64
-	headsFrom int
+	// heads holds the first lens[0] bytes of every key: one bit test
+	// rejects a probe for all the lengths, where hint takes one per length
+	// (a long set has up to six, from 8 to 14 bytes). Nil with one length.
+	heads *headSet
 }
 
-// headHint is the bit of a key's first eight bytes w in a heads of
-// 1<<bits bits.
-func headHint(w uint64, bits uint) uint64 { return w * 0x9E3779B97F4A7C15 >> (64 - bits) }
+// headSet is a hint of the first n bytes (the head) of a set of prefixes
+// of n bytes or more: a probe whose head's bit is clear begins with none
+// of them.
+type headSet struct {
+	n    int
+	bits []uint64
+}
+
+// newHeadSet makes the headSet of keys' first n bytes (each key has n or
+// more).
+func newHeadSet(n int, keys ...[]prefixKey) *headSet {
+	distinct := map[prefixKey]bool{}
+	for _, ks := range keys {
+		for _, k := range ks {
+			distinct[k.cut(n)] = true
+		}
+	}
+	words := 1 // 16 bits a head at least, a power of two
+	for words*64 < 16*len(distinct) {
+		words *= 2
+	}
+	h := &headSet{n: n, bits: make([]uint64, words)}
+	for k := range distinct {
+		b := keyHint(k, uint64(words)*64-1)
+		h.bits[b/64] |= 1 << (b % 64)
+	}
+	return h
+}
+
+// mayHave reports whether p may begin with one of the set's prefixes.
+func (h *headSet) mayHave(p *probe) bool {
+	if p.n < h.n {
+		return false
+	}
+	b := keyHint(p.key(h.n), uint64(len(h.bits))*64-1)
+	return h.bits[b/64]&(1<<(b%64)) != 0
+}
+
+// cut is the key of k's first n bytes (n <= k.len()).
+func (k prefixKey) cut(n int) prefixKey {
+	p := probe{w: [2]uint64{k[0], k[1] &^ (0xFF << 56)}, n: k.len()}
+	return p.key(n)
+}
 
 // keyHint is k's bit in a hint of mask+1 bits.
 func keyHint(k prefixKey, mask uint64) uint64 {
@@ -163,14 +200,12 @@ func keyOf(p []byte) prefixKey {
 
 // has reports whether the probed bytes begin with a string of the set.
 func (s *prefixSet) has(p *probe) bool {
-	for i, n := range s.lens {
+	if s.heads != nil && !s.heads.mayHave(p) {
+		return false
+	}
+	for _, n := range s.lens {
 		if n > p.n {
 			return false
-		}
-		if i == s.headsFrom {
-			if h := headHint(p.w[0], uint(bits.Len(uint(len(s.heads)*64))-1)); s.heads[h/64]&(1<<(h%64)) == 0 {
-				return false
-			}
 		}
 		k := p.key(n)
 		if h := keyHint(k, uint64(len(s.hint))*64-1); s.hint[h/64]&(1<<(h%64)) == 0 {
@@ -193,32 +228,8 @@ func newPrefixSet(keys []prefixKey) *prefixSet {
 		}
 	}
 	slices.Sort(s.lens)
-	s.headsFrom = len(s.lens)
-	heads := 0
-	for i, n := range s.lens {
-		if n >= 8 {
-			s.headsFrom = i
-			break
-		}
-	}
-	for i, k := range keys {
-		if k.len() >= 8 && (i == 0 || k[0] != keys[i-1][0]) {
-			heads++ // sorted: the keys of one head are next to each other
-		}
-	}
-	if s.headsFrom < len(s.lens) {
-		hw := 1 // 16 bits a head at least, a power of two
-		for hw*64 < 16*heads {
-			hw *= 2
-		}
-		s.heads = make([]uint64, hw)
-		hb := uint(bits.Len(uint(hw*64)) - 1)
-		for _, k := range keys {
-			if k.len() >= 8 {
-				h := headHint(k[0], hb)
-				s.heads[h/64] |= 1 << (h % 64)
-			}
-		}
+	if len(s.lens) > 1 {
+		s.heads = newHeadSet(s.lens[0], keys)
 	}
 	words := 1 // 8 bits a key at least, a power of two
 	for words*64 < 8*len(keys) {

@@ -159,15 +159,15 @@ func (q *quietWalk) trigger(i, j int) int {
 		w[k] = asciiFold[q.text[i+k]]
 	}
 	d := q.d
-	rules := d.triggers[string(w)]
-	if rules == nil {
+	e := d.quietTriggers[string(w)]
+	if e == nil {
 		return j
 	}
 	known := q.words
 	if q.settled {
 		known = -(q.words - q.settledAt)
 	}
-	if d.quietTrigger(q.s, q.text, rules, &q.recent, q.words, known, i, j) {
+	if d.quietTrigger(q.s, q.text, e, &q.recent, q.words, known, i, j) {
 		return j
 	}
 	return q.settle(i, j)
@@ -303,7 +303,8 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[16]int, words, known, i, j int) bool {
+func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[16]int, words, known, i, j int) bool {
+	rules := e.rules
 	back := 0
 	for _, ri := range rules {
 		back = max(back, d.rules[ri].backWords())
@@ -332,9 +333,13 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 	gi := i
 	var probes [maxBack + 1]probe
 	probed, full := 0, false
+	// When the merged filter of the rules that start at a word rejects
+	// every start, none of them is looked at (nor its guard).
+	u := e.union()
+	wordRulesRejected := u != nil && u.rejects(text, starts, &probes, &probed)
 	for _, ri := range rules {
 		r := d.rules[ri]
-		if !d.enabled.has(r.kind) {
+		if !d.enabled.has(r.kind) || wordRulesRejected && !r.punct {
 			continue
 		}
 		if r.guard != nil {

@@ -172,3 +172,39 @@ func TestTriggerWordsPassTheLengthTables(t *testing.T) {
 		}
 	}
 }
+
+// TestTriggerUnionAdmitsItsRules: the merged filter of a trigger word's
+// rules (startUnion) admits every long prefix of each of them, so that
+// quietTrigger passes over no start one of them would admit.
+func TestTriggerUnionAdmitsItsRules(t *testing.T) {
+	d := newDetector(kindSet(1)<<len(Kinds)-1, true)
+	merged := 0
+	for w, e := range d.quietTriggers {
+		u := e.union()
+		if u == nil {
+			continue
+		}
+		merged++
+		for _, ri := range e.rules {
+			r := d.rules[ri]
+			if r.punct {
+				continue
+			}
+			for _, k := range r.filter().long.keys {
+				b := make([]byte, k.len())
+				for i := range b {
+					b[i] = k.byteAt(i)
+				}
+				text := string(b) + " x"
+				var probes [maxBack + 1]probe
+				probed := 0
+				if u.rejects(text, []int{0}, &probes, &probed) {
+					t.Fatalf("trigger %q: the union rejects %q, a prefix of %.50s", w, b, r.re.String())
+				}
+			}
+		}
+	}
+	if merged == 0 {
+		t.Fatal("no trigger word has a union")
+	}
+}
