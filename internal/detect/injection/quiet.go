@@ -361,10 +361,12 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		if f == nil {
 			return false // every start is admitted
 		}
-		if r.punct || f.pairs == nil {
+		if f.pairs == nil || r.punct && punctInReach(text, starts[back-min(r.backWords(), known-1):]) {
 			full = true
 			continue
 		}
+		// A rule that may start at punctuation before a word, where there
+		// is none, starts at the word: as the others.
 		for k := back - min(r.backWords(), known-1); k <= back; k++ {
 			ws := starts[k]
 			if !mayPair(f, text, ws) {
@@ -417,6 +419,30 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		}
 	}
 	return true
+}
+
+// punctInReach reports whether, in the eight bytes of the matching form
+// before one of the ASCII word starts (where a rule that starts at
+// punctuation is tried), a byte may be punctuation: neither white space
+// nor a word byte (a character outside ASCII may be either).
+func punctInReach(text string, starts []int) bool {
+	for _, ws := range starts {
+		n := 0 // bytes of the form
+		for k := ws - 1; k >= 0 && n < 8; n++ {
+			c := text[k]
+			if !isASCIISpace(c) {
+				if !asciiWordBytes[c] {
+					return true
+				}
+				k--
+				continue
+			}
+			for k >= 0 && isASCIISpace(text[k]) {
+				k--
+			}
+		}
+	}
+	return false
 }
 
 // probeText is the probe of the matching form at the ASCII word start
