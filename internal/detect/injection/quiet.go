@@ -59,28 +59,9 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 			}
 			ends := w &^ (w >> 1) & (1<<(ascii-1) - 1)
 			if ends != 0 {
-				starts := w &^ (w << 1)
-				next := i
-				for ends != 0 {
-					e := bits.TrailingZeros64(ends)
-					ends &= ends - 1
-					upTo := starts & (2<<e - 1)
-					starts &^= upTo
-					ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-					q.formLen += we - ws
-					q.recent[q.words%len(q.recent)] = ws
-					q.words++
-					next = we
-					if d.pairLen[pairIndex(text[ws], text[ws+1])]&d.lastLen[text[we-1]]>>(we-ws)&1 != 0 && d.mayTriggerText(text, ws, we) {
-						if next = q.trigger(ws, we); next != we {
-							break // a window settled it, and more
-						}
-					}
-				}
-				if next < 0 {
+				if i = q.block(i, w, ends); i < 0 {
 					return false
 				}
-				i = next
 				continue
 			}
 			if before := w & (1<<ascii - 1); before == 0 {
@@ -130,6 +111,56 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 	return s.runs <= runBase+q.formLen/runEvery
 }
 
+// block takes the words of text[i:i+64] that end at the bits of ends (w
+// has the block's word bytes), and returns where the walk goes on: the
+// end of the last, the end of a window that settled a trigger word and
+// more, or -1 when a rule may match.
+//
+// Two passes: the first records every word in recent and marks, with no
+// branch, the few whose first two bytes, last byte and length a trigger
+// word may have (pairLen, lastLen); the second looks only at those, each
+// with recent and words as they were at its end.
+func (q *quietWalk) block(i int, w, ends uint64) int {
+	d, text := q.d, q.text
+	block := text[i : i+64]
+	starts := w &^ (w << 1)
+	base := q.words
+	var maybe uint64
+	for rest, left := ends, starts; rest != 0; {
+		e := bits.TrailingZeros64(rest)
+		rest &= rest - 1
+		upTo := left & (2<<e - 1)
+		left &^= upTo
+		s := 63 - bits.LeadingZeros64(upTo)
+		q.recent[q.words%len(q.recent)] = i + s
+		q.words++
+		// The word is block[s:e+1], and e < 63: the byte after it is in
+		// the block (the masks spare the bounds checks).
+		maybe |= d.pairLen[pairIndex(block[s&63], block[(s+1)&63])] & d.lastLen[block[e&63]] >> (e + 1 - s) & 1 << e
+	}
+	for maybe != 0 {
+		e := bits.TrailingZeros64(maybe)
+		maybe &= maybe - 1
+		upTo := starts & (2<<e - 1)
+		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
+		if !d.mayTriggerText(text, ws, we) {
+			continue
+		}
+		words := q.words
+		q.words = base + bits.OnesCount64(upTo)
+		if next := q.trigger(ws, we); next != we {
+			// A window settled it, and more (or a rule may match): the
+			// walk goes on at the window's end.
+			q.formLen += bits.OnesCount64(w & (2<<e - 1))
+			return next
+		}
+		q.words = words
+	}
+	last := 63 - bits.LeadingZeros64(ends)
+	q.formLen += bits.OnesCount64(w & (2<<last - 1))
+	return i + last + 1
+}
+
 // quietWalk is the state of quietPhrases' walk over a text.
 type quietWalk struct {
 	d    *Detector
@@ -139,7 +170,7 @@ type quietWalk struct {
 	// them. After a window (settled), only the words since it (those
 	// from settledAt on) are in recent: the matching form has those
 	// before too.
-	recent           [16]int // a power of two above maxBack
+	recent           [recentWords]int
 	words, settledAt int
 	settled          bool
 	// formLen is a lower bound of the length of the matching form (each
@@ -148,6 +179,10 @@ type quietWalk struct {
 	formLen int
 	lower   [maxTriggerLen]byte
 }
+
+// recentWords is the size of quietWalk.recent: a power of two, above the
+// words of a block (32) and the maxBack before them.
+const recentWords = 64
 
 // trigger takes the ASCII word text[i:j] (in recent, not glued to a
 // character outside ASCII), which may be a trigger word, and returns where
@@ -303,7 +338,7 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[16]int, words, known, i, j int) bool {
+func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
 	rules := e.rules
 	back := 0
 	for _, ri := range rules {
