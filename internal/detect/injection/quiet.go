@@ -483,6 +483,15 @@ func punctInReach(text string, starts []int) bool {
 // probeText is the probe of the matching form at the ASCII word start
 // text[ws]; false when a character outside ASCII is in reach.
 func probeText(text string, ws int) (probe, bool) {
+	if ws+16 <= len(text) {
+		// Printable ASCII with single spaces is its own form, lower-cased:
+		// the fifteen bytes in two loads (the sixteenth only read).
+		if lo, ok := plainChunk(text, ws, false); ok {
+			if hi, ok := plainChunk(text, ws+8, lo>>56 == ' '); ok {
+				return probe{[2]uint64{lo, hi &^ (0xFF << 56)}, maxLongPrefixLen}, true
+			}
+		}
+	}
 	var buf [16]byte
 	n := 0
 	for k := ws; k < len(text) && n < maxLongPrefixLen; n++ {
