@@ -126,18 +126,20 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 	starts := w &^ (w << 1)
 	base := q.words
 	var maybe uint64
+	recent, words := &q.recent, q.words // in registers through the loop
 	for rest, left := ends, starts; rest != 0; {
 		e := bits.TrailingZeros64(rest)
 		rest &= rest - 1
 		upTo := left & (2<<e - 1)
 		left &^= upTo
 		s := 63 - bits.LeadingZeros64(upTo)
-		q.recent[q.words%len(q.recent)] = i + s
-		q.words++
+		recent[words%len(recent)] = i + s
+		words++
 		// The word is block[s:e+1], and e < 63: the byte after it is in
 		// the block (the masks spare the bounds checks).
 		maybe |= d.pairLen[pairIndex(block[s&63], block[(s+1)&63])] & d.lastLen[block[e&63]] >> (e + 1 - s) & 1 << e
 	}
+	q.words = words
 	for maybe != 0 {
 		e := bits.TrailingZeros64(maybe)
 		maybe &= maybe - 1
