@@ -82,6 +82,10 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 					i = end
 					continue
 				}
+				if end := q.dash(i); end > i {
+					i = end
+					continue
+				}
 				if i = q.settle(i, i+1); i < 0 {
 					return false
 				}
@@ -263,6 +267,23 @@ func (q *quietWalk) foldedWord(x int) int {
 		}
 	}
 	return k
+}
+
+// dash takes, without a window, an en or em dash at text[x] that is not
+// glued to a word before it ("charge — voir"): its matching form is '-',
+// which is no word, and it is no Unicode finding. It returns where the
+// walk goes on, or x when it cannot take it. (A word glued before it was
+// not recorded in recent: its window takes both. The rules tried at later
+// trigger words see the dash in reach and settle it in a window.)
+func (q *quietWalk) dash(x int) int {
+	text := q.text
+	if x > 0 && (asciiWordBytes[text[x-1]] || text[x-1] >= utf8.RuneSelf) {
+		return x
+	}
+	if r, size := utf8.DecodeRuneInString(text[x:]); r == '\u2013' || r == '\u2014' {
+		return x + size
+	}
+	return x
 }
 
 // settle settles text[x:y] in a window (settleWindow) and returns its end,

@@ -208,3 +208,18 @@ func TestTriggerUnionAdmitsItsRules(t *testing.T) {
 		t.Fatal("no trigger word has a union")
 	}
 }
+
+// TestDashesAreTheirFoldedHyphen: quiet.go's dash takes an en or em dash
+// as its matching form '-', with no Unicode finding, wherever it is.
+func TestDashesAreTheirFoldedHyphen(t *testing.T) {
+	for _, dash := range []string{"\u2013", "\u2014"} {
+		for _, text := range []string{"a " + dash + " b", "a" + dash + "b", dash + "b", "a\n" + dash + "\nb"} {
+			var n normalizer
+			n.normalize(text, false, true)
+			want := strings.ReplaceAll(text, dash, "-")
+			if string(n.b) != want || len(n.found) != 0 {
+				t.Errorf("%q: form %q (want %q), findings %v", text, n.b, want, n.found)
+			}
+		}
+	}
+}
