@@ -21,16 +21,20 @@ type Detector struct {
 	// triggers maps a word of the matching form to the rules it opens a
 	// window for (indexes into rules).
 	triggers map[string][]int
+	// quietTriggers is triggers with what quietPhrases needs besides.
+	quietTriggers map[string]*triggerEntry
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
 	// maxTrigger is the length of the longest trigger word.
 	maxTrigger int
-	// firstLen has, for each byte that begins a trigger word (either
-	// case), the bit of each length such a word has; secondLen and
-	// lastLen the same for the second and the last byte: quietPhrases
-	// passes over most words ("the", "and", numbers) with three loads.
-	firstLen, secondLen, lastLen [256]uint64
+	// pairLen has, for the first two bytes of each trigger word (for a
+	// word of one byte, the byte and any other), read as pairIndex reads them,
+	// the bit of the word's length; lastLen the same for its last byte
+	// (either case): quietPhrases passes over most words ("the", "and",
+	// numbers) with two loads, inline.
+	pairLen [1 << 10]uint64
+	lastLen [256]uint64
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
 	// quietPhrases).
@@ -87,19 +91,25 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 				panic("injection: trigger word " + t + " is longer than maxTriggerLen")
 			}
 			d.maxTrigger = max(d.maxTrigger, len(t))
-			for _, at := range []struct {
-				table *[256]uint64
-				c     byte
-			}{{&d.firstLen, t[0]}, {&d.secondLen, t[min(1, len(t)-1)]}, {&d.lastLen, t[len(t)-1]}} {
-				at.table[at.c] |= 1 << len(t)
-				if 'a' <= at.c && at.c <= 'z' {
-					at.table[at.c-'a'+'A'] |= 1 << len(t)
+			d.pairLen[pairIndex(t[0], t[min(1, len(t)-1)])] |= 1 << len(t)
+			if len(t) == 1 {
+				// quietPhrases reads the byte after a word of one byte.
+				for c1 := range 32 {
+					d.pairLen[pairIndex(t[0], byte(c1))] |= 1 << 1
 				}
+			}
+			d.lastLen[t[len(t)-1]] |= 1 << len(t)
+			if c := t[len(t)-1]; 'a' <= c && c <= 'z' {
+				d.lastLen[c-'a'+'A'] |= 1 << len(t)
 			}
 			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
 		}
+	}
+	d.quietTriggers = make(map[string]*triggerEntry, len(d.triggers))
+	for t, rules := range d.triggers {
+		d.quietTriggers[t] = d.newTriggerEntry(rules)
 	}
 	return d
 }

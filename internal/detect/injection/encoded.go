@@ -218,10 +218,11 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.
 	for shift := 0; shift < 4 && shift+minEncodedLen <= len(run); shift++ {
 		body := run[shift:]
-		n := copy(in[:], body[:min(len(body), sniffLen)&^3])
-		if !mayBeText(enc, in[:n]) {
-			continue
+		sniff := body[:min(len(body), sniffLen)&^3]
+		if !mayBeText(enc, sniff) {
+			continue // most runs: read where they are, not copied
 		}
+		n := copy(in[:], sniff)
 		m, err := enc.Decode(out[:], in[:n])
 		if err != nil || !looksLikeText(out[:m]) {
 			continue
@@ -247,7 +248,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 // line breaks): it is called for every run of 16 base64 characters and
 // more, up to four times (the alignments), and enc.Decode cost four times
 // as much.
-func mayBeText(enc *base64.Encoding, in []byte) bool {
+func mayBeText[S string | []byte](enc *base64.Encoding, in S) bool {
 	values := &stdValues
 	if enc == base64.RawURLEncoding {
 		values = &urlValues

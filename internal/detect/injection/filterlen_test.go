@@ -36,9 +36,9 @@ func TestCommonPhrasesRejectedByTheFilter(t *testing.T) {
 	}
 }
 
-// TestPrefixSetHint: a set's hint rejects only what the binary search
-// would: every key is found, and at every offset of the labelled samples
-// has answers as the search alone does.
+// TestPrefixSetHint: a set's hint and heads reject only what the binary
+// search would: every key is found, and at every offset of the labelled
+// samples and of the corpora has answers as the search alone does.
 func TestPrefixSetHint(t *testing.T) {
 	searchOnly := func(s *prefixSet, b []byte) bool {
 		for _, n := range s.lens {
@@ -54,6 +54,9 @@ func TestPrefixSetHint(t *testing.T) {
 	var texts []string
 	for _, name := range []string{"injection_sentences.txt", "benign_sentences.txt", "tool_output.txt"} {
 		texts = append(texts, strings.ToLower(strings.Join(readLines(t, name), " ")))
+	}
+	for _, name := range realisticCorpora {
+		texts = append(texts, strings.ToLower(realisticText(t, name, 8<<10)))
 	}
 	for _, r := range rules {
 		f := r.filter()

@@ -132,6 +132,54 @@ type prefixSet struct {
 	// is not in the set, without the binary search (on prose most tries of
 	// a trigger word's rule end here). About one byte per key.
 	hint []uint64
+	// heads holds the first lens[0] bytes of every key: one bit test
+	// rejects a probe for all the lengths, where hint takes one per length
+	// (a long set has up to six, from 8 to 14 bytes). Nil with one length.
+	heads *headSet
+}
+
+// headSet is a hint of the first n bytes (the head) of a set of prefixes
+// of n bytes or more: a probe whose head's bit is clear begins with none
+// of them.
+type headSet struct {
+	n    int
+	bits []uint64
+}
+
+// newHeadSet makes the headSet of keys' first n bytes (each key has n or
+// more).
+func newHeadSet(n int, keys ...[]prefixKey) *headSet {
+	distinct := map[prefixKey]bool{}
+	for _, ks := range keys {
+		for _, k := range ks {
+			distinct[k.cut(n)] = true
+		}
+	}
+	words := 1 // 16 bits a head at least, a power of two
+	for words*64 < 16*len(distinct) {
+		words *= 2
+	}
+	h := &headSet{n: n, bits: make([]uint64, words)}
+	for k := range distinct {
+		b := keyHint(k, uint64(words)*64-1)
+		h.bits[b/64] |= 1 << (b % 64)
+	}
+	return h
+}
+
+// mayHave reports whether p may begin with one of the set's prefixes.
+func (h *headSet) mayHave(p *probe) bool {
+	if p.n < h.n {
+		return false
+	}
+	b := keyHint(p.key(h.n), uint64(len(h.bits))*64-1)
+	return h.bits[b/64]&(1<<(b%64)) != 0
+}
+
+// cut is the key of k's first n bytes (n <= k.len()).
+func (k prefixKey) cut(n int) prefixKey {
+	p := probe{w: [2]uint64{k[0], k[1] &^ (0xFF << 56)}, n: k.len()}
+	return p.key(n)
 }
 
 // keyHint is k's bit in a hint of mask+1 bits.
@@ -152,6 +200,9 @@ func keyOf(p []byte) prefixKey {
 
 // has reports whether the probed bytes begin with a string of the set.
 func (s *prefixSet) has(p *probe) bool {
+	if s.heads != nil && !s.heads.mayHave(p) {
+		return false
+	}
 	for _, n := range s.lens {
 		if n > p.n {
 			return false
@@ -177,6 +228,9 @@ func newPrefixSet(keys []prefixKey) *prefixSet {
 		}
 	}
 	slices.Sort(s.lens)
+	if len(s.lens) > 1 {
+		s.heads = newHeadSet(s.lens[0], keys)
+	}
 	words := 1 // 8 bits a key at least, a power of two
 	for words*64 < 8*len(keys) {
 		words *= 2

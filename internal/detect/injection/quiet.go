@@ -59,28 +59,9 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 			}
 			ends := w &^ (w >> 1) & (1<<(ascii-1) - 1)
 			if ends != 0 {
-				starts := w &^ (w << 1)
-				next := i
-				for ends != 0 {
-					e := bits.TrailingZeros64(ends)
-					ends &= ends - 1
-					upTo := starts & (2<<e - 1)
-					starts &^= upTo
-					ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-					q.formLen += we - ws
-					q.recent[q.words%len(q.recent)] = ws
-					q.words++
-					next = we
-					if d.mayTriggerText(text, ws, we) {
-						if next = q.trigger(ws, we); next != we {
-							break // a window settled it, and more
-						}
-					}
-				}
-				if next < 0 {
+				if i = q.block(i, w, ends); i < 0 {
 					return false
 				}
-				i = next
 				continue
 			}
 			if before := w & (1<<ascii - 1); before == 0 {
@@ -98,6 +79,10 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 		if !asciiWordBytes[c] {
 			if c >= utf8.RuneSelf {
 				if end := q.foldedWord(i); end > i {
+					i = end
+					continue
+				}
+				if end := q.dash(i); end > i {
 					i = end
 					continue
 				}
@@ -130,6 +115,58 @@ func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
 	return s.runs <= runBase+q.formLen/runEvery
 }
 
+// block takes the words of text[i:i+64] that end at the bits of ends (w
+// has the block's word bytes), and returns where the walk goes on: the
+// end of the last, the end of a window that settled a trigger word and
+// more, or -1 when a rule may match.
+//
+// Two passes: the first records every word in recent and marks, with no
+// branch, the few whose first two bytes, last byte and length a trigger
+// word may have (pairLen, lastLen); the second looks only at those, each
+// with recent and words as they were at its end.
+func (q *quietWalk) block(i int, w, ends uint64) int {
+	d, text := q.d, q.text
+	block := text[i : i+64]
+	starts := w &^ (w << 1)
+	base := q.words
+	var maybe uint64
+	recent, words := &q.recent, q.words // in registers through the loop
+	for rest, left := ends, starts; rest != 0; {
+		e := bits.TrailingZeros64(rest)
+		rest &= rest - 1
+		upTo := left & (2<<e - 1)
+		left &^= upTo
+		s := 63 - bits.LeadingZeros64(upTo)
+		recent[words%len(recent)] = i + s
+		words++
+		// The word is block[s:e+1], and e < 63: the byte after it is in
+		// the block (the masks spare the bounds checks).
+		maybe |= d.pairLen[pairIndex(block[s&63], block[(s+1)&63])] & d.lastLen[block[e&63]] >> (e + 1 - s) & 1 << e
+	}
+	q.words = words
+	for maybe != 0 {
+		e := bits.TrailingZeros64(maybe)
+		maybe &= maybe - 1
+		upTo := starts & (2<<e - 1)
+		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
+		if !d.mayTriggerText(text, ws, we) {
+			continue
+		}
+		words := q.words
+		q.words = base + bits.OnesCount64(upTo)
+		if next := q.trigger(ws, we); next != we {
+			// A window settled it, and more (or a rule may match): the
+			// walk goes on at the window's end.
+			q.formLen += bits.OnesCount64(w & (2<<e - 1))
+			return next
+		}
+		q.words = words
+	}
+	last := 63 - bits.LeadingZeros64(ends)
+	q.formLen += bits.OnesCount64(w & (2<<last - 1))
+	return i + last + 1
+}
+
 // quietWalk is the state of quietPhrases' walk over a text.
 type quietWalk struct {
 	d    *Detector
@@ -139,7 +176,7 @@ type quietWalk struct {
 	// them. After a window (settled), only the words since it (those
 	// from settledAt on) are in recent: the matching form has those
 	// before too.
-	recent           [16]int // a power of two above maxBack
+	recent           [recentWords]int
 	words, settledAt int
 	settled          bool
 	// formLen is a lower bound of the length of the matching form (each
@@ -148,6 +185,10 @@ type quietWalk struct {
 	formLen int
 	lower   [maxTriggerLen]byte
 }
+
+// recentWords is the size of quietWalk.recent: a power of two, above the
+// words of a block (32) and the maxBack before them.
+const recentWords = 64
 
 // trigger takes the ASCII word text[i:j] (in recent, not glued to a
 // character outside ASCII), which may be a trigger word, and returns where
@@ -159,15 +200,15 @@ func (q *quietWalk) trigger(i, j int) int {
 		w[k] = asciiFold[q.text[i+k]]
 	}
 	d := q.d
-	rules := d.triggers[string(w)]
-	if rules == nil {
+	e := d.quietTriggers[string(w)]
+	if e == nil {
 		return j
 	}
 	known := q.words
 	if q.settled {
 		known = -(q.words - q.settledAt)
 	}
-	if d.quietTrigger(q.s, q.text, rules, &q.recent, q.words, known, i, j) {
+	if d.quietTrigger(q.s, q.text, e, &q.recent, q.words, known, i, j) {
 		return j
 	}
 	return q.settle(i, j)
@@ -228,6 +269,23 @@ func (q *quietWalk) foldedWord(x int) int {
 	return k
 }
 
+// dash takes, without a window, an en or em dash at text[x] that is not
+// glued to a word before it ("charge — voir"): its matching form is '-',
+// which is no word, and it is no Unicode finding. It returns where the
+// walk goes on, or x when it cannot take it. (A word glued before it was
+// not recorded in recent: its window takes both. The rules tried at later
+// trigger words see the dash in reach and settle it in a window.)
+func (q *quietWalk) dash(x int) int {
+	text := q.text
+	if x > 0 && (asciiWordBytes[text[x-1]] || text[x-1] >= utf8.RuneSelf) {
+		return x
+	}
+	if r, size := utf8.DecodeRuneInString(text[x:]); r == '\u2013' || r == '\u2014' {
+		return x + size
+	}
+	return x
+}
+
 // settle settles text[x:y] in a window (settleWindow) and returns its end,
 // or -1.
 func (q *quietWalk) settle(x, y int) int {
@@ -268,11 +326,17 @@ func wordHighs(x uint64) uint64 {
 	return (letter | digit | under) & highs
 }
 
+// pairIndex folds the first two bytes of a word into pairLen's index. The
+// low five bits of a letter are the same in either case; a digit or '_'
+// shares them with a letter, which only lets a few more words through to
+// mayTriggerText.
+func pairIndex(c0, c1 byte) int { return int(c0&31)<<5 | int(c1&31) }
+
 // mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
 // a look at its first, second and last bytes and its length.
 func (d *Detector) mayTriggerText(text string, i, j int) bool {
 	n := j - i
-	if n >= 64 || (d.firstLen[text[i]]&d.secondLen[text[i+min(1, n-1)]]&d.lastLen[text[j-1]])>>n&1 == 0 {
+	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
 		return false
 	}
 	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
@@ -297,7 +361,8 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[16]int, words, known, i, j int) bool {
+func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
+	rules := e.rules
 	back := 0
 	for _, ri := range rules {
 		back = max(back, d.rules[ri].backWords())
@@ -326,9 +391,13 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 	gi := i
 	var probes [maxBack + 1]probe
 	probed, full := 0, false
+	// When the merged filter of the rules that start at a word rejects
+	// every start, none of them is looked at (nor its guard).
+	u := e.union()
+	wordRulesRejected := u != nil && u.rejects(text, starts, &probes, &probed)
 	for _, ri := range rules {
 		r := d.rules[ri]
-		if !d.enabled.has(r.kind) {
+		if !d.enabled.has(r.kind) || wordRulesRejected && !r.punct {
 			continue
 		}
 		if r.guard != nil {
@@ -350,10 +419,12 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 		if f == nil {
 			return false // every start is admitted
 		}
-		if r.punct || f.pairs == nil {
+		if f.pairs == nil || r.punct && punctInReach(text, starts[back-min(r.backWords(), known-1):]) {
 			full = true
 			continue
 		}
+		// A rule that may start at punctuation before a word, where there
+		// is none, starts at the word: as the others.
 		for k := back - min(r.backWords(), known-1); k <= back; k++ {
 			ws := starts[k]
 			if !mayPair(f, text, ws) {
@@ -408,9 +479,42 @@ func (d *Detector) quietTrigger(s *scanner, text string, rules []int, recent *[1
 	return true
 }
 
+// punctInReach reports whether, in the eight bytes of the matching form
+// before one of the ASCII word starts (where a rule that starts at
+// punctuation is tried), a byte may be punctuation: neither white space
+// nor a word byte (a character outside ASCII may be either).
+func punctInReach(text string, starts []int) bool {
+	for _, ws := range starts {
+		n := 0 // bytes of the form
+		for k := ws - 1; k >= 0 && n < 8; n++ {
+			c := text[k]
+			if !isASCIISpace(c) {
+				if !asciiWordBytes[c] {
+					return true
+				}
+				k--
+				continue
+			}
+			for k >= 0 && isASCIISpace(text[k]) {
+				k--
+			}
+		}
+	}
+	return false
+}
+
 // probeText is the probe of the matching form at the ASCII word start
 // text[ws]; false when a character outside ASCII is in reach.
 func probeText(text string, ws int) (probe, bool) {
+	if ws+16 <= len(text) {
+		// Printable ASCII with single spaces is its own form, lower-cased:
+		// the fifteen bytes in two loads (the sixteenth only read).
+		if lo, ok := plainChunk(text, ws, false); ok {
+			if hi, ok := plainChunk(text, ws+8, lo>>56 == ' '); ok {
+				return probe{[2]uint64{lo, hi &^ (0xFF << 56)}, maxLongPrefixLen}, true
+			}
+		}
+	}
 	var buf [16]byte
 	n := 0
 	for k := ws; k < len(text) && n < maxLongPrefixLen; n++ {

@@ -3,6 +3,7 @@ package injection
 import (
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -151,4 +152,74 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// TestTriggerWordsPassTheLengthTables: quietPhrases passes over a word
+// that pairLen and lastLen reject without looking it up, so every trigger
+// word, in lower, upper and mixed case, must pass them and mayTriggerText.
+func TestTriggerWordsPassTheLengthTables(t *testing.T) {
+	for _, d := range quietDetectors(t) {
+		for w := range d.triggers {
+			upper := strings.ToUpper(w)
+			title := upper[:1] + w[1:]
+			for _, v := range []string{w, upper, title} {
+				text := v + " " // the walk reads the byte after a one-byte word
+				n := len(v)
+				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]>>n&1 == 0 || !d.mayTriggerText(text, 0, n) {
+					t.Errorf("trigger word %q is passed over", v)
+				}
+			}
+		}
+	}
+}
+
+// TestTriggerUnionAdmitsItsRules: the merged filter of a trigger word's
+// rules (startUnion) admits every long prefix of each of them, so that
+// quietTrigger passes over no start one of them would admit.
+func TestTriggerUnionAdmitsItsRules(t *testing.T) {
+	d := newDetector(kindSet(1)<<len(Kinds)-1, true)
+	merged := 0
+	for w, e := range d.quietTriggers {
+		u := e.union()
+		if u == nil {
+			continue
+		}
+		merged++
+		for _, ri := range e.rules {
+			r := d.rules[ri]
+			if r.punct {
+				continue
+			}
+			for _, k := range r.filter().long.keys {
+				b := make([]byte, k.len())
+				for i := range b {
+					b[i] = k.byteAt(i)
+				}
+				text := string(b) + " x"
+				var probes [maxBack + 1]probe
+				probed := 0
+				if u.rejects(text, []int{0}, &probes, &probed) {
+					t.Fatalf("trigger %q: the union rejects %q, a prefix of %.50s", w, b, r.re.String())
+				}
+			}
+		}
+	}
+	if merged == 0 {
+		t.Fatal("no trigger word has a union")
+	}
+}
+
+// TestDashesAreTheirFoldedHyphen: quiet.go's dash takes an en or em dash
+// as its matching form '-', with no Unicode finding, wherever it is.
+func TestDashesAreTheirFoldedHyphen(t *testing.T) {
+	for _, dash := range []string{"\u2013", "\u2014"} {
+		for _, text := range []string{"a " + dash + " b", "a" + dash + "b", dash + "b", "a\n" + dash + "\nb"} {
+			var n normalizer
+			n.normalize(text, false, true)
+			want := strings.ReplaceAll(text, dash, "-")
+			if string(n.b) != want || len(n.found) != 0 {
+				t.Errorf("%q: form %q (want %q), findings %v", text, n.b, want, n.found)
+			}
+		}
+	}
 }

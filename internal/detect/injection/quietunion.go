@@ -1,0 +1,91 @@
+package injection
+
+import "sync"
+
+// A common trigger word ("override", "ignore", "instructions") opens the
+// windows of five or six rules, each tried at the word and the three
+// before it: twenty filter tests, where almost always none admits. The
+// rules that start at a word (not at punctuation) are merged here, per
+// trigger word, into one filter that admits whatever any of them admits:
+// one pair test and one head test per start reject them all, and
+// quietTrigger goes rule by rule only when it admits.
+
+// startUnion merges the filters of a trigger word's rules that start at a
+// word: the pairs of their short prefixes, and the heads of their long
+// ones (as long as the shortest).
+type startUnion struct {
+	pairs [pairBits / 64]uint64
+	heads *headSet
+}
+
+// triggerEntry is what quietPhrases looks a trigger word up for.
+type triggerEntry struct {
+	rules []int
+	// union is the rules' startUnion, built the first time the word is
+	// met (the filters are built on first use); nil when one of those
+	// rules has a filter it cannot merge.
+	union func() *startUnion
+}
+
+func (d *Detector) newTriggerEntry(rules []int) *triggerEntry {
+	return &triggerEntry{rules: rules, union: sync.OnceValue(func() *startUnion { return d.unionOf(rules) })}
+}
+
+// unionOf merges the filters of the rules that start at a word. Each must
+// have pairs and long prefixes: its mayAdmit then needs the pair of the
+// first two bytes and a long prefix's head.
+func (d *Detector) unionOf(rules []int) *startUnion {
+	u := new(startUnion)
+	var keys [][]prefixKey
+	n := maxLongPrefixLen
+	for _, ri := range rules {
+		r := d.rules[ri]
+		if r.punct {
+			continue
+		}
+		f := r.filter()
+		if f == nil || f.pairs == nil || f.long == nil {
+			return nil
+		}
+		for k := range u.pairs {
+			u.pairs[k] |= f.pairs[k]
+		}
+		keys = append(keys, f.long.keys)
+		n = min(n, f.long.lens[0])
+	}
+	if keys == nil {
+		return nil // only rules that start at punctuation
+	}
+	u.heads = newHeadSet(n, keys...)
+	return u
+}
+
+// rejects reports whether no rule of u admits a start at any of starts
+// (ASCII word starts in text): the first two bytes there are no pair of
+// theirs, or the head no head of theirs. probes caches the probes it
+// reads, probed having the bit of each. False when it cannot tell.
+func (u *startUnion) rejects(text string, starts []int, probes *[maxBack + 1]probe, probed *int) bool {
+	for k, ws := range starts {
+		if !mayPair(&prefixFilter{pairs: &u.pairs}, text, ws) {
+			continue
+		}
+		if *probed&(1<<k) == 0 {
+			p, ok := probeText(text, ws)
+			if !ok {
+				return false
+			}
+			probes[k] = p
+			*probed |= 1 << k
+		}
+		if p := &probes[k]; p.n >= 2 && u.mayPair(p) && u.heads.mayHave(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayPair reports whether the first two bytes of p are a pair of u.
+func (u *startUnion) mayPair(p *probe) bool {
+	h := pairHash(byte(p.w[0]), byte(p.w[0]>>8))
+	return u.pairs[h/64]&(1<<(h%64)) != 0
+}
