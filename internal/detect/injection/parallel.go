@@ -89,7 +89,16 @@ func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers in
 	}
 	var next atomic.Int64
 	var failed atomic.Bool
+	var panicked atomic.Pointer[any]
 	work := func() {
+		defer func() {
+			// A bug in a piece's walk is the caller's panic, where a request
+			// recovers it, not the whole process's.
+			if r := recover(); r != nil {
+				panicked.Store(&r)
+				failed.Store(true)
+			}
+		}()
 		ps := scanners.Get().(*scanner)
 		defer putScanner(ps)
 		for !failed.Load() {
@@ -108,6 +117,9 @@ func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers in
 	}
 	work()
 	wg.Wait()
+	if r := panicked.Load(); r != nil {
+		panic(*r)
+	}
 	if failed.Load() {
 		return nil, false
 	}
