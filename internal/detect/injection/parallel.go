@@ -80,8 +80,9 @@ func (d *Detector) scanSplit(s *scanner, text string) []rawFinding {
 }
 
 // scanInPieces scans text in up to n pieces of at least about minPiece
-// bytes on up to workers goroutines (the caller's one of them) and returns every finding in s.out; false
-// when it cannot show that scanning text whole gives the same findings.
+// bytes on up to workers goroutines (the caller's one of them) and returns
+// every finding in s.out; false when it cannot show that scanning text
+// whole gives the same findings.
 func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers int) ([]rawFinding, bool) {
 	pieces := splitText(text, n, minPiece)
 	if len(pieces) < 2 {
