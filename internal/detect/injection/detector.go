@@ -209,7 +209,7 @@ func putScanner(s *scanner) {
 func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	s := scanners.Get().(*scanner)
 	defer putScanner(s)
-	found := d.scan(s, text)
+	found := d.scanSplit(s, text)
 	slices.SortFunc(found, func(a, b rawFinding) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c
