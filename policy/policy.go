@@ -240,6 +240,24 @@ func (c Chain) Acts(stage Stage) bool {
 	return false
 }
 
+// Repeats reports whether the chain decides at stage from the input alone:
+// given the same input again (its server, kind, name, message and peers),
+// it decides the same, so that a caller may keep the outcome of a run for
+// the same input. Only the built-in poisoning check promises it; a
+// program's own policy or an external program may answer otherwise the
+// next time.
+func (c Chain) Repeats(stage Stage) bool {
+	for _, p := range c {
+		if !acts(p, stage) {
+			continue
+		}
+		if _, ok := p.(*poisoning); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func acts(p Policy, stage Stage) bool {
 	for _, s := range p.Stages() {
 		if s == stage {

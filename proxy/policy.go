@@ -39,6 +39,7 @@ type serverPolicies struct {
 	pin     string                   // config.PinOff, PinOn or PinWarn
 	lock    *pin.Lock                // the pinned definitions; nil when pin is off
 	names   [numKinds]atomic.Pointer[policyNames]
+	kept    [numKinds]atomic.Pointer[listOutcome] // the last list's outcome (listsoutcome.go)
 }
 
 // compilePolicies makes every server's policies: the config's entries that
@@ -208,12 +209,19 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if sp.filters[k] == nil && !chained && (sp.lock == nil || pinKind(k) == "") {
 		return items
 	}
-	var records []policy.Record
-	held := map[string]withheld{}
 	var peers map[string][]string
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
+	repeats := sp.repeats(k)
+	if repeats {
+		if o := sp.kept[k].Load(); o.answers(items, u.g.live().names, peers) {
+			u.settleWithheld(k, o.held, o.records)
+			return o.out
+		}
+	}
+	var records []policy.Record
+	held := map[string]withheld{}
 	// out stays nil while every item so far goes on as it came: a list
 	// the policies leave alone is not copied (a list of 5,020 tools was
 	// 480 KB a fetch).
@@ -258,6 +266,17 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 		out = itemsSoFar(items, items, 0) // items, and never nil, as a copy was not
 	}
 	namer.keep(sp)
+	if repeats {
+		sp.kept[k].Store(newListOutcome(items, namer.table, peers, out, held, records))
+	}
+	u.settleWithheld(k, held, records)
+	return out
+}
+
+// settleWithheld makes held what the list policies withhold of the
+// configured server's list of kind k, and records the decisions made on
+// the list.
+func (u *upstream) settleWithheld(k kind, held map[string]withheld, records []policy.Record) {
 	base := u.base // what is withheld is the configured server's, whichever instance listed
 	base.mu.Lock()
 	if base.withheld[k] == nil {
@@ -283,7 +302,6 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if len(records) > 0 {
 		u.g.recordListDecisions(u, k, records)
 	}
-	return out
 }
 
 // itemsSoFar is out, or, while out is nil, a copy of items[:i]: the items

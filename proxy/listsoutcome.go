@@ -1,0 +1,50 @@
+package proxy
+
+import (
+	"reflect"
+	"slices"
+
+	"github.com/mcpgate/mcpgate/policy"
+)
+
+// A server that does not say when its list changes is listed again at
+// every client's tools/list, and most send the same bytes each time: the
+// fetch is then the last fetch's items again (catalog.go). The list
+// policies would decide on each of them again, from verdicts remembered
+// one by one (thousands of calls through the chain per list, a tenth of
+// mcpgate's CPU on a list of 5,020 tools). When nothing that decides can
+// have changed, the last outcome is the outcome: the same items (a list
+// is replaced, never changed in place), the same policies, names and
+// peers, no lock file to consult (it changes on its own) and a chain that
+// decides from its input alone (policy.Chain.Repeats).
+
+// listOutcome is what the list policies made of one list.
+type listOutcome struct {
+	first   *item // the list's first item and its length: the same ones are the same list
+	n       int
+	names   *nameTable          // the exposed names the policies were given
+	peers   map[string][]string // the peers they were given, the same map (not merely an equal one)
+	out     []item
+	held    map[string]withheld // read only
+	records []policy.Record     // read only
+}
+
+// repeats reports whether the list policies of kind k decide on the same
+// list the same way each time, so that the last outcome may be kept.
+func (sp *serverPolicies) repeats(k kind) bool {
+	return (sp.lock == nil || pinKind(k) == "") && sp.chain.Repeats(policy.List)
+}
+
+func newListOutcome(items []item, names *nameTable, peers map[string][]string, out []item, held map[string]withheld, records []policy.Record) *listOutcome {
+	if len(items) == 0 {
+		return nil
+	}
+	return &listOutcome{first: &items[0], n: len(items), names: names, peers: peers, out: out, held: held, records: slices.Clip(records)}
+}
+
+// answers reports whether o is the outcome of items, named by names among
+// peers.
+func (o *listOutcome) answers(items []item, names *nameTable, peers map[string][]string) bool {
+	return o != nil && len(items) == o.n && &items[0] == o.first && names == o.names &&
+		reflect.ValueOf(peers).UnsafePointer() == reflect.ValueOf(o.peers).UnsafePointer()
+}
