@@ -15,8 +15,9 @@ import (
 // mcpgate's CPU on a list of 5,020 tools). When nothing that decides can
 // have changed, the last outcome is the outcome: the same items (a list
 // is replaced, never changed in place), the same policies, names and
-// peers, no lock file to consult (it changes on its own) and a chain that
-// decides from its input alone (policy.Chain.Repeats).
+// peers, the same lock file (a serverPolicies' own, never changed) and a
+// chain that decides from its input alone (policy.Chain.Repeats). The
+// operator is told again of the items not as pinned, as a fetch would.
 
 // listOutcome is what the list policies made of one list.
 type listOutcome struct {
@@ -27,19 +28,14 @@ type listOutcome struct {
 	out     []item
 	held    map[string]withheld // read only
 	records []policy.Record     // read only
+	told    []int               // the items not as pinned, by index
 }
 
-// repeats reports whether the list policies of kind k decide on the same
-// list the same way each time, so that the last outcome may be kept.
-func (sp *serverPolicies) repeats(k kind) bool {
-	return (sp.lock == nil || pinKind(k) == "") && sp.chain.Repeats(policy.List)
-}
-
-func newListOutcome(items []item, names *nameTable, peers map[string][]string, out []item, held map[string]withheld, records []policy.Record) *listOutcome {
+func newListOutcome(items []item, names *nameTable, peers map[string][]string, out []item, held map[string]withheld, records []policy.Record, told []int) *listOutcome {
 	if len(items) == 0 {
 		return nil
 	}
-	return &listOutcome{first: &items[0], n: len(items), names: names, peers: peers, out: out, held: held, records: slices.Clip(records)}
+	return &listOutcome{first: &items[0], n: len(items), names: names, peers: peers, out: out, held: held, records: slices.Clip(records), told: told}
 }
 
 // answers reports whether o is the outcome of items, named by names among

@@ -3,12 +3,14 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"weak"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/pin"
 	"github.com/mcpgate/mcpgate/policy"
 )
 
@@ -148,4 +150,50 @@ func TestListPoliciesKeepOnlyTheLastOutcome(t *testing.T) {
 		t.Errorf("the last list was let go: its outcome is not kept")
 	}
 	runtime.KeepAlive(g)
+}
+
+// With pins, the kept outcome withholds what the lock withheld, and the
+// operator is told of it again as a fetch would (here, the reports told
+// before forgotten, as past their bound).
+func TestListPoliciesKeepOutcomeWithPins(t *testing.T) {
+	items := poisonedTools(t, 3)
+	lock := pin.New()
+	for i, it := range items[:2] {
+		raw := it.raw
+		if i == 1 { // pinned as it was before it changed
+			raw = []byte(strings.Replace(string(raw), "does", "did", 1))
+		}
+		e, err := pin.Pin("a", "tool", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock.Add(e)
+	}
+	path := filepath.Join(t.TempDir(), "mcpgate.lock")
+	if err := lock.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Namespace: true, Pin: config.PinOn, LockPath: path, Policies: config.DefaultPolicies()}
+	g := policiesGatewayConfig(t, cfg, nil, "a")
+	up := g.live().upstreams[0]
+	for round := range 2 {
+		g.mu.Lock()
+		g.pinReported = nil
+		g.mu.Unlock()
+		out := up.applyListPolicies(context.Background(), kindTools, items)
+		if len(out) != 1 || out[0].name != "tool_00" {
+			t.Errorf("round %d: %d tools shown, want tool_00 alone", round, len(out))
+		}
+		for _, name := range []string{"tool_01", "tool_02"} {
+			if w, ok := up.base.withheldItem(kindTools, name); !ok || w.policy != "pin" {
+				t.Errorf("round %d: %s withheld %v by %q, want by pin", round, name, ok, w.policy)
+			}
+		}
+		g.mu.Lock()
+		told := len(g.pinReported)
+		g.mu.Unlock()
+		if told != 2 {
+			t.Errorf("round %d: told of %d definitions not as pinned, want 2", round, told)
+		}
+	}
 }

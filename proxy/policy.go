@@ -213,9 +213,12 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
-	repeats := sp.repeats(k)
+	repeats := sp.chain.Repeats(policy.List) // the last outcome may be kept (listsoutcome.go)
 	if repeats {
 		if o := sp.kept[k].Load(); o.answers(items, u.g.live().names, peers) {
+			for _, i := range o.told {
+				u.checkPin(k, items[i]) // the same answer, and its report (told once per definition, unless forgotten)
+			}
 			u.settleWithheld(k, o.held, o.records)
 			return o.out
 		}
@@ -228,8 +231,13 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	var out []item
 	var in policy.Input // one for the list: Run does not keep it
 	namer := newPolicyNamer(sp, k, u, len(items))
+	var told []int // the items not as pinned: told of again when the outcome is kept
 	for i, it := range items {
-		if w, ok := u.checkPin(k, it); ok {
+		w, ok, notPinned := u.checkPin(k, it)
+		if notPinned {
+			told = append(told, i)
+		}
+		if ok {
 			held[it.name] = w
 			out = itemsSoFar(out, items, i)
 			continue
@@ -267,7 +275,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	}
 	namer.keep(sp)
 	if repeats {
-		sp.kept[k].Store(newListOutcome(items, namer.table, peers, out, held, records))
+		sp.kept[k].Store(newListOutcome(items, namer.table, peers, out, held, records, told))
 	}
 	u.settleWithheld(k, held, records)
 	return out
@@ -372,11 +380,12 @@ func pinKind(k kind) string {
 // checkPin holds a definition to the lock: one that changed since it was
 // pinned, or that the lock does not know, is withheld (pin "warn": only
 // reported). The operator is told once per change: a log line and an audit
-// event naming the server, the item and the fields that changed.
-func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
+// event naming the server, the item and the fields that changed. told:
+// the definition is not as pinned (reportPin was called).
+func (u *upstream) checkPin(k kind, it item) (w withheld, held, told bool) {
 	sp := u.base.policies.Load()
 	if sp.lock == nil || pinKind(k) == "" {
-		return withheld{}, false
+		return withheld{}, false, false
 	}
 	status, fields, err := sp.lock.Check(u.name, pinKind(k), it.raw)
 	var why string
@@ -384,7 +393,7 @@ func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
 	case err != nil:
 		why = fmt.Sprintf("its definition cannot be pinned: %v", err)
 	case status == pin.Same:
-		return withheld{}, false
+		return withheld{}, false, false
 	case status == pin.Changed:
 		why = fmt.Sprintf("its definition changed since it was pinned (%s); the operator must review it (mcpgate lock -diff) and accept it (mcpgate lock -update)", strings.Join(fields, ", "))
 	case !sp.lock.HasServer(u.name):
@@ -398,9 +407,9 @@ func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
 	}
 	u.g.reportPin(u, k, it, fields, reason)
 	if sp.pin == config.PinWarn {
-		return withheld{}, false
+		return withheld{}, false, true
 	}
-	return withheld{"pin", reason}, true
+	return withheld{"pin", reason}, true, true
 }
 
 // reportPin tells the operator of a definition not as pinned, once per
