@@ -185,6 +185,8 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 		if e := earlyAt(ahead, i); e != nil && !modified {
 			<-e.done
 			d = e.decision
+		} else if !modified && shared == nil {
+			d = decideOn(ctx, p, in) // in as given: a list's thousands of items are not copied each
 		} else {
 			step = *in
 			step.Message = msg

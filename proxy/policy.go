@@ -229,7 +229,9 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	// the policies leave alone is not copied (a list of 5,020 tools was
 	// 480 KB a fetch).
 	var out []item
-	var in policy.Input // one for the list: Run does not keep it
+	// One input for the list, its item's fields set for each: Run does not
+	// keep it or change it.
+	in := policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Peers: peers}
 	namer := newPolicyNamer(sp, k, u, len(items))
 	var told []int // the items not as pinned: told of again when the outcome is kept
 	for i, it := range items {
@@ -251,7 +253,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if chained {
-			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: namer.name(i, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers, Index: i}
+			in.Name, in.UpstreamName, in.Message, in.Index = namer.name(i, it.shownName()), it.name, it.raw, i
 			msg, recs, denied := sp.chain.Run(ctx, &in)
 			records = append(records, recs...)
 			if denied != nil {
