@@ -3,6 +3,7 @@ package proxy
 import (
 	"reflect"
 	"slices"
+	"weak"
 
 	"github.com/mcpgate/mcpgate/policy"
 )
@@ -23,8 +24,8 @@ import (
 type listOutcome struct {
 	first   *item // the list's first item and its length: the same ones are the same list
 	n       int
-	names   *nameTable          // the exposed names the policies were given
-	peers   map[string][]string // the peers they were given, the same map (not merely an equal one)
+	names   weak.Pointer[nameTable] // the exposed names' table; weak: it knows every server of its day, retired ones too
+	peers   map[string][]string     // the peers they were given, the same map (not merely an equal one)
 	out     []item
 	held    map[string]withheld // read only
 	records []policy.Record     // read only
@@ -35,12 +36,12 @@ func newListOutcome(items []item, names *nameTable, peers map[string][]string, o
 	if len(items) == 0 {
 		return nil
 	}
-	return &listOutcome{first: &items[0], n: len(items), names: names, peers: peers, out: out, held: held, records: slices.Clip(records), told: told}
+	return &listOutcome{first: &items[0], n: len(items), names: weak.Make(names), peers: peers, out: out, held: held, records: slices.Clip(records), told: told}
 }
 
 // answers reports whether o is the outcome of items, named by names among
 // peers.
 func (o *listOutcome) answers(items []item, names *nameTable, peers map[string][]string) bool {
-	return o != nil && len(items) == o.n && &items[0] == o.first && names == o.names &&
+	return o != nil && len(items) == o.n && &items[0] == o.first && weak.Make(names) == o.names &&
 		reflect.ValueOf(peers).UnsafePointer() == reflect.ValueOf(o.peers).UnsafePointer()
 }

@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/mcpgate/mcpgate/internal/pin"
 )
@@ -173,5 +175,32 @@ func TestListPoliciesKeptOutcomeConcurrent(t *testing.T) {
 	nt.update(kindTools, []listResult{{up: b, items: toolItems(t, "weather")}})
 	if out := a.applyListPolicies(context.Background(), kindTools, shadow); len(out) != 1 {
 		t.Errorf("b has no transfer_funds: %d tools shown, want forecast", len(out))
+	}
+}
+
+// A server kept by a reload keeps its last list's outcome and names, but
+// not the name table they were made under: that table knows every server
+// of its day, so holding it would hold the servers the reload retired,
+// their lists with them, for as long as the kept server is not listed
+// again.
+func TestListPoliciesKeptOutcomeLetsRetiredServersGo(t *testing.T) {
+	g := reloadGateway(t, `{"mcpServers": {"a": {"command": "false"}, "b": {"command": "false"}}, "policies": [{"policy": "poisoning", "action": "block"}]}`)
+	a := g.live().byName["a"]
+	items := shadowingTool(t)
+	for range 2 {
+		a.applyListPolicies(context.Background(), kindTools, items)
+	}
+	table, b := weak.Make(g.live().names), weak.Make(g.live().byName["b"])
+	if _, err := g.Reload(loadTestConfig(t, `{"mcpServers": {"a": {"command": "false"}}, "policies": [{"policy": "poisoning", "action": "block"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // what an object with a finalizer refers to outlives it by a collection
+		runtime.GC()
+	}
+	if table.Value() != nil || b.Value() != nil {
+		t.Errorf("after the reload, the old name table still held %v, server b still held %v; want both let go", table.Value() != nil, b.Value() != nil)
+	}
+	if a.policies.Load().kept[kindTools].Load() == nil {
+		t.Errorf("the kept server's outcome was let go: the test no longer tests what it was for")
 	}
 }
