@@ -98,7 +98,9 @@ type Input struct {
 	UpstreamName string
 	Message      json.RawMessage
 	// Peers, at the List stage of tools, are the tools of every server
-	// (this one's too), by server: what a definition may shadow.
+	// (this one's too), by server: what a definition may shadow. The map
+	// and its slices are shared by every list until a name changes, and
+	// known by their identity: read them only.
 	Peers map[string][]string
 	// Index, at the List stage, is the item's place in the server's list
 	// (0 the first): a list like the last one is checked place by place,
