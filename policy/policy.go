@@ -98,7 +98,9 @@ type Input struct {
 	UpstreamName string
 	Message      json.RawMessage
 	// Peers, at the List stage of tools, are the tools of every server
-	// (this one's too), by server: what a definition may shadow.
+	// (this one's too), by server: what a definition may shadow. The map
+	// and its slices are shared by every list until a name changes, and
+	// known by their identity: read them only.
 	Peers map[string][]string
 	// Index, at the List stage, is the item's place in the server's list
 	// (0 the first): a list like the last one is checked place by place,
@@ -185,6 +187,8 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 		if e := earlyAt(ahead, i); e != nil && !modified {
 			<-e.done
 			d = e.decision
+		} else if !modified && shared == nil {
+			d = decideOn(ctx, p, in) // in as given: a list's thousands of items are not copied each
 		} else {
 			step = *in
 			step.Message = msg
@@ -238,6 +242,24 @@ func (c Chain) Acts(stage Stage) bool {
 		}
 	}
 	return false
+}
+
+// Repeats reports whether the chain decides at stage from the input alone:
+// given the same input again (its server, kind, name, message and peers),
+// it decides the same, so that a caller may keep the outcome of a run for
+// the same input. Only the built-in poisoning check promises it; a
+// program's own policy or an external program may answer otherwise the
+// next time.
+func (c Chain) Repeats(stage Stage) bool {
+	for _, p := range c {
+		if !acts(p, stage) {
+			continue
+		}
+		if _, ok := p.(*poisoning); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func acts(p Policy, stage Stage) bool {

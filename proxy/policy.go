@@ -39,6 +39,7 @@ type serverPolicies struct {
 	pin     string                   // config.PinOff, PinOn or PinWarn
 	lock    *pin.Lock                // the pinned definitions; nil when pin is off
 	names   [numKinds]atomic.Pointer[policyNames]
+	kept    [numKinds]atomic.Pointer[listOutcome] // the last list's outcome (listsoutcome.go)
 }
 
 // compilePolicies makes every server's policies: the config's entries that
@@ -208,20 +209,37 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if sp.filters[k] == nil && !chained && (sp.lock == nil || pinKind(k) == "") {
 		return items
 	}
-	var records []policy.Record
-	held := map[string]withheld{}
 	var peers map[string][]string
 	if k == kindTools && chained {
 		peers = u.g.live().names.peersOf(u.base)
 	}
+	repeats := sp.chain.Repeats(policy.List) // the last outcome may be kept (listsoutcome.go)
+	if repeats {
+		if o := sp.kept[k].Load(); o.answers(items, u.g.live().names, peers) {
+			for _, i := range o.told {
+				u.checkPin(k, items[i]) // the same answer, and its report (told once per definition, unless forgotten)
+			}
+			u.settleWithheld(k, o.held, o.records)
+			return o.out
+		}
+	}
+	var records []policy.Record
+	held := map[string]withheld{}
 	// out stays nil while every item so far goes on as it came: a list
 	// the policies leave alone is not copied (a list of 5,020 tools was
 	// 480 KB a fetch).
 	var out []item
-	var in policy.Input // one for the list: Run does not keep it
+	// One input for the list, its item's fields set for each: Run does not
+	// keep it or change it.
+	in := policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Peers: peers}
 	namer := newPolicyNamer(sp, k, u, len(items))
+	var told []int // the items not as pinned: told of again when the outcome is kept
 	for i, it := range items {
-		if w, ok := u.checkPin(k, it); ok {
+		w, ok, notPinned := u.checkPin(k, it)
+		if notPinned {
+			told = append(told, i)
+		}
+		if ok {
 			held[it.name] = w
 			out = itemsSoFar(out, items, i)
 			continue
@@ -235,7 +253,7 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 			it = describe(it, f, kinds[k].nameKey)
 		}
 		if chained {
-			in = policy.Input{Stage: policy.List, Server: u.name, Method: kinds[k].list, Kind: kindNoun[k], Name: namer.name(i, it.shownName()), UpstreamName: it.name, Message: it.raw, Peers: peers, Index: i}
+			in.Name, in.UpstreamName, in.Message, in.Index = namer.name(i, it.shownName()), it.name, it.raw, i
 			msg, recs, denied := sp.chain.Run(ctx, &in)
 			records = append(records, recs...)
 			if denied != nil {
@@ -258,6 +276,17 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 		out = itemsSoFar(items, items, 0) // items, and never nil, as a copy was not
 	}
 	namer.keep(sp)
+	if repeats {
+		sp.kept[k].Store(newListOutcome(items, namer.table, peers, out, held, records, told))
+	}
+	u.settleWithheld(k, held, records)
+	return out
+}
+
+// settleWithheld makes held what the list policies withhold of the
+// configured server's list of kind k, and records the decisions made on
+// the list.
+func (u *upstream) settleWithheld(k kind, held map[string]withheld, records []policy.Record) {
 	base := u.base // what is withheld is the configured server's, whichever instance listed
 	base.mu.Lock()
 	if base.withheld[k] == nil {
@@ -283,7 +312,6 @@ func (u *upstream) applyListPolicies(ctx context.Context, k kind, items []item) 
 	if len(records) > 0 {
 		u.g.recordListDecisions(u, k, records)
 	}
-	return out
 }
 
 // itemsSoFar is out, or, while out is nil, a copy of items[:i]: the items
@@ -354,11 +382,12 @@ func pinKind(k kind) string {
 // checkPin holds a definition to the lock: one that changed since it was
 // pinned, or that the lock does not know, is withheld (pin "warn": only
 // reported). The operator is told once per change: a log line and an audit
-// event naming the server, the item and the fields that changed.
-func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
+// event naming the server, the item and the fields that changed. told:
+// the definition is not as pinned (reportPin was called).
+func (u *upstream) checkPin(k kind, it item) (w withheld, held, told bool) {
 	sp := u.base.policies.Load()
 	if sp.lock == nil || pinKind(k) == "" {
-		return withheld{}, false
+		return withheld{}, false, false
 	}
 	status, fields, err := sp.lock.Check(u.name, pinKind(k), it.raw)
 	var why string
@@ -366,7 +395,7 @@ func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
 	case err != nil:
 		why = fmt.Sprintf("its definition cannot be pinned: %v", err)
 	case status == pin.Same:
-		return withheld{}, false
+		return withheld{}, false, false
 	case status == pin.Changed:
 		why = fmt.Sprintf("its definition changed since it was pinned (%s); the operator must review it (mcpgate lock -diff) and accept it (mcpgate lock -update)", strings.Join(fields, ", "))
 	case !sp.lock.HasServer(u.name):
@@ -380,9 +409,9 @@ func (u *upstream) checkPin(k kind, it item) (withheld, bool) {
 	}
 	u.g.reportPin(u, k, it, fields, reason)
 	if sp.pin == config.PinWarn {
-		return withheld{}, false
+		return withheld{}, false, true
 	}
-	return withheld{"pin", reason}, true
+	return withheld{"pin", reason}, true, true
 }
 
 // reportPin tells the operator of a definition not as pinned, once per

@@ -1,12 +1,14 @@
 package proxy
 
+import "weak"
+
 // policyNames are the names a server's last list was shown to the list
 // policies under, by index: a list fetched again (every tools/list of a
 // server that does not say when its list changes) is almost always the
 // same, and its names are then read here rather than made again, one
 // string apiece for thousands of items.
 type policyNames struct {
-	table   *nameTable // the names were made by this table's rules
+	table   weak.Pointer[nameTable] // the names were made by this table's rules (weak: it holds every server of its day)
 	server  string
 	shown   []string // an item's name as shown (after a rename)
 	exposed []string // "": none at that index
@@ -27,7 +29,7 @@ type policyNamer struct {
 func newPolicyNamer(sp *serverPolicies, k kind, up *upstream, n int) policyNamer {
 	nt := up.g.live().names
 	last := sp.names[k].Load()
-	if last != nil && (last.table != nt || last.server != up.name) {
+	if last != nil && (last.table != weak.Make(nt) || last.server != up.name) {
 		last = nil
 	}
 	return policyNamer{last: last, table: nt, k: k, up: up, n: n}
@@ -43,7 +45,7 @@ func (p *policyNamer) name(i int, shown string) string {
 	}
 	exposed := p.table.expose(p.k, p.up.name, shown)
 	if p.fresh == nil {
-		p.fresh = &policyNames{table: p.table, server: p.up.name, shown: make([]string, p.n), exposed: make([]string, p.n)}
+		p.fresh = &policyNames{table: weak.Make(p.table), server: p.up.name, shown: make([]string, p.n), exposed: make([]string, p.n)}
 		if l := p.last; l != nil {
 			copy(p.fresh.shown[:min(i, p.n)], l.shown[:min(i, len(l.shown))])
 			copy(p.fresh.exposed[:min(i, p.n)], l.exposed[:min(i, len(l.exposed))])
