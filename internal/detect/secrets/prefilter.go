@@ -1,6 +1,9 @@
 package secrets
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // keyword is one literal the prefilter looks for, with the rule it wakes.
 type keyword struct {
@@ -16,21 +19,30 @@ type keyword struct {
 // table small (states × classes).
 //
 // The table holds, for each state and class, the next state's row offset
-// (state*nclass), bit-inverted (negative) when keywords end in that state:
+// (state*stride), with its low bit set when keywords end in that state:
 // the loop then costs a class lookup, an add and a table load per byte,
-// and a sign test finds the rare bytes where a keyword ends.
+// and a bit test finds the rare bytes where a keyword ends. The stride is
+// even, so that an offset's low bit is free; offsets are 16 bits, which
+// halves the table (254 KB of 32-bit ones for the default rules). It is
+// held for the process's life, and the collector lets the heap grow to
+// twice what is live: each byte of it cost about two in a gateway's peak
+// memory.
 type prefilter struct {
 	class  [256]uint8 // byte → class; 0 for bytes in no keyword
 	nclass int
+	stride int      // a row's length: nclass, or one more to make it even
 	starts []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
 	// pairs is, by the bytes themselves (index c0|c1<<8), what scan's skip
 	// tests without class lookups: pairStart and pairNear.
 	pairs    *[1 << 16]uint8
-	next     []int32 // state*nclass + class → next state*nclass, ^ that if it has outputs
-	outStart []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
-	out      []int32 // indexes into keywords
+	next     []uint16 // state*stride + class → next state*stride, |rowHasOutputs if it has outputs
+	outStart []int32  // keywords ending in state s: out[outStart[s]:outStart[s+1]]
+	out      []int32  // indexes into keywords
 	keywords []keyword
 }
+
+// rowHasOutputs marks, in prefilter.next, a state where keywords end.
+const rowHasOutputs = 1
 
 func newPrefilter(keywords []keyword) *prefilter {
 	p := &prefilter{keywords: keywords}
@@ -106,15 +118,21 @@ func newPrefilter(keywords []keyword) *prefilter {
 		}
 	}
 
-	p.next = make([]int32, 0, len(trie)*p.nclass)
+	p.stride = p.nclass + p.nclass%2
+	if len(trie)*p.stride > 1<<16 {
+		// Past it, offsets need 32 bits: make next []uint32 (and the
+		// tests' copy of the loop) rather than drop keywords.
+		panic(fmt.Sprintf("secrets: the keyword automaton has %d states of %d classes, past 16-bit offsets", len(trie), p.nclass))
+	}
+	p.next = make([]uint16, len(trie)*p.stride)
 	p.outStart = make([]int32, 0, len(trie)+1)
 	for s := range trie {
-		for _, t := range trie[s] {
-			row := t * int32(p.nclass)
+		for c, t := range trie[s] {
+			row := uint16(int(t) * p.stride)
 			if len(ends[t]) > 0 {
-				row = ^row
+				row |= rowHasOutputs
 			}
-			p.next = append(p.next, row)
+			p.next[s*p.stride+c] = row
 		}
 		p.outStart = append(p.outStart, int32(len(p.out)))
 		p.out = append(p.out, ends[s]...)
@@ -153,10 +171,10 @@ func (p *prefilter) scan(text string, found func(hit)) {
 		if i = p.skipPairs(text, i); i+1 >= len(text) {
 			return
 		}
-		for row := int32(0); ; {
-			row = next[row+int32(class[text[i]])]
-			if row < 0 {
-				row = ^row
+		for row := uint16(0); ; {
+			row = next[int(row)+int(class[text[i]])]
+			if row&rowHasOutputs != 0 {
+				row &^= rowHasOutputs
 				p.report(text, i, row, found)
 			}
 			i++
@@ -172,8 +190,8 @@ func (p *prefilter) scan(text string, found func(hit)) {
 
 // report calls found for the keywords ending at text[i], the automaton
 // being at row.
-func (p *prefilter) report(text string, i int, row int32, found func(hit)) {
-	s := row / int32(p.nclass)
+func (p *prefilter) report(text string, i int, row uint16, found func(hit)) {
+	s := int(row) / p.stride
 	for _, ki := range p.out[p.outStart[s]:p.outStart[s+1]] {
 		k := &p.keywords[ki]
 		start := i + 1 - len(k.text)
