@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -74,65 +75,73 @@ func newPrefilter(keywords []keyword) *prefilter {
 
 	p.pairs = p.pairTable(keywords)
 
-	// The trie, with goto edges per class; -1 is no edge.
-	trie := [][]int32{p.newRow()}
-	ends := [][]int32{nil}
+	// The trie, built in the table itself: its states counted first, its
+	// edges then written as offsets (noEdge where there is none yet).
+	// Built as a row of its own per state, the trie was another copy of
+	// the table, allocated and dropped on the first scan (with the rest,
+	// 1.4 MB: a gateway's resident memory kept most of it).
+	states := p.trieStates(keywords)
+	p.stride = p.nclass + p.nclass%2
+	if states*p.stride > 1<<16 {
+		// Past it, offsets need 32 bits: make next []uint32 (and the
+		// tests' copy of the loop) rather than drop keywords.
+		panic(fmt.Sprintf("secrets: the keyword automaton has %d states of %d classes, past 16-bit offsets", states, p.nclass))
+	}
+	const noEdge = 1<<16 - 1 // odd: no offset
+	next := make([]uint16, states*p.stride)
+	for i := range next {
+		next[i] = noEdge
+	}
+	ends := make([][]int32, states)
+	added := 1
 	for ki, k := range keywords {
-		s := int32(0)
+		row := 0
 		for i := 0; i < len(k.text); i++ {
-			c := p.class[k.text[i]]
-			if trie[s][c] < 0 {
-				trie = append(trie, p.newRow())
-				ends = append(ends, nil)
-				trie[s][c] = int32(len(trie) - 1)
+			e := &next[row+int(p.class[k.text[i]])]
+			if *e == noEdge {
+				*e = uint16(added * p.stride)
+				added++
 			}
-			s = trie[s][c]
+			row = int(*e)
 		}
-		ends[s] = append(ends[s], int32(ki))
+		ends[row/p.stride] = append(ends[row/p.stride], int32(ki))
 	}
 
 	// Breadth-first: failure links, outputs inherited through them, and the
 	// missing edges filled in from the failure state (a DFA).
-	fail := make([]int32, len(trie))
-	queue := make([]int32, 0, len(trie))
+	fail := make([]int32, states) // the failure state's row offset
+	queue := make([]int32, 0, states)
 	for c := 0; c < p.nclass; c++ {
-		if t := trie[0][c]; t < 0 {
-			trie[0][c] = 0
+		if t := next[c]; t == noEdge {
+			next[c] = 0
 		} else {
-			fail[t] = 0
-			queue = append(queue, t)
+			queue = append(queue, int32(t))
 		}
 	}
 	for len(queue) > 0 {
-		s := queue[0]
+		row := int(queue[0])
 		queue = queue[1:]
-		ends[s] = append(ends[s], ends[fail[s]]...)
+		s, f := row/p.stride, int(fail[row/p.stride])
+		ends[s] = append(ends[s], ends[f/p.stride]...)
 		for c := 0; c < p.nclass; c++ {
-			t := trie[s][c]
-			if t < 0 {
-				trie[s][c] = trie[fail[s]][c]
+			t := next[row+c]
+			if t == noEdge {
+				next[row+c] = next[f+c]
 				continue
 			}
-			fail[t] = trie[fail[s]][c]
-			queue = append(queue, t)
+			fail[int(t)/p.stride] = int32(next[f+c])
+			queue = append(queue, int32(t))
 		}
 	}
 
-	p.stride = p.nclass + p.nclass%2
-	if len(trie)*p.stride > 1<<16 {
-		// Past it, offsets need 32 bits: make next []uint32 (and the
-		// tests' copy of the loop) rather than drop keywords.
-		panic(fmt.Sprintf("secrets: the keyword automaton has %d states of %d classes, past 16-bit offsets", len(trie), p.nclass))
-	}
-	p.next = make([]uint16, len(trie)*p.stride)
-	p.outStart = make([]int32, 0, len(trie)+1)
-	for s := range trie {
-		for c, t := range trie[s] {
-			row := uint16(int(t) * p.stride)
-			if len(ends[t]) > 0 {
-				row |= rowHasOutputs
+	p.next = next
+	p.outStart = make([]int32, 0, states+1)
+	for s := range states {
+		row := next[s*p.stride : s*p.stride+p.nclass]
+		for c, t := range row {
+			if len(ends[int(t)/p.stride]) > 0 {
+				row[c] |= rowHasOutputs
 			}
-			p.next[s*p.stride+c] = row
 		}
 		p.outStart = append(p.outStart, int32(len(p.out)))
 		p.out = append(p.out, ends[s]...)
@@ -141,12 +150,28 @@ func newPrefilter(keywords []keyword) *prefilter {
 	return p
 }
 
-func (p *prefilter) newRow() []int32 {
-	row := make([]int32, p.nclass)
-	for i := range row {
-		row[i] = -1
+// trieStates counts the states of the keywords' trie: its root and one
+// per distinct prefix of a keyword, in class form.
+func (p *prefilter) trieStates(keywords []keyword) int {
+	forms := make([]string, len(keywords))
+	for i, k := range keywords {
+		b := make([]byte, len(k.text))
+		for j := range b {
+			b[j] = p.class[k.text[j]]
+		}
+		forms[i] = string(b)
 	}
-	return row
+	slices.Sort(forms)
+	states, last := 1, ""
+	for _, f := range forms {
+		shared := 0
+		for shared < min(len(f), len(last)) && f[shared] == last[shared] {
+			shared++
+		}
+		states += len(f) - shared
+		last = f
+	}
+	return states
 }
 
 // hit is one keyword occurrence: text[start:start+len(keyword)].
