@@ -31,9 +31,10 @@
 // Where candidates overlap they merge into one finding, so that redacting
 // it leaves no part of either behind.
 //
-// Patterns are compiled once, in New. Worst case: a text crafted of
-// keywords costs at most one attempt per run of a token's characters
-// (a failed token rule skips the keywords further inside that run), so
+// Each pattern is read and compiled once, when a keyword of its rule is
+// first found. Worst case: a text crafted of keywords costs at most one
+// attempt per run of a token's characters (a failed token rule skips the
+// keywords further inside that run), so
 // Scan stays linear in the text, at some tens of MB/s in the worst case
 // measured (BenchmarkScanKeywordFlood).
 //

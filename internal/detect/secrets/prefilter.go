@@ -1,6 +1,10 @@
 package secrets
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // keyword is one literal the prefilter looks for, with the rule it wakes.
 type keyword struct {
@@ -16,21 +20,30 @@ type keyword struct {
 // table small (states × classes).
 //
 // The table holds, for each state and class, the next state's row offset
-// (state*nclass), bit-inverted (negative) when keywords end in that state:
+// (state*stride), with its low bit set when keywords end in that state:
 // the loop then costs a class lookup, an add and a table load per byte,
-// and a sign test finds the rare bytes where a keyword ends.
+// and a bit test finds the rare bytes where a keyword ends. The stride is
+// even, so that an offset's low bit is free; offsets are 16 bits, which
+// halves the table (254 KB of 32-bit ones for the default rules). It is
+// held for the process's life, and the collector lets the heap grow to
+// twice what is live: each byte of it cost about two in a gateway's peak
+// memory.
 type prefilter struct {
 	class  [256]uint8 // byte → class; 0 for bytes in no keyword
 	nclass int
+	stride int      // a row's length: nclass, or one more to make it even
 	starts []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
 	// pairs is, by the bytes themselves (index c0|c1<<8), what scan's skip
 	// tests without class lookups: pairStart and pairNear.
 	pairs    *[1 << 16]uint8
-	next     []int32 // state*nclass + class → next state*nclass, ^ that if it has outputs
-	outStart []int32 // keywords ending in state s: out[outStart[s]:outStart[s+1]]
-	out      []int32 // indexes into keywords
+	next     []uint16 // state*stride + class → next state*stride, |rowHasOutputs if it has outputs
+	outStart []int32  // keywords ending in state s: out[outStart[s]:outStart[s+1]]
+	out      []int32  // indexes into keywords
 	keywords []keyword
 }
+
+// rowHasOutputs marks, in prefilter.next, a state where keywords end.
+const rowHasOutputs = 1
 
 func newPrefilter(keywords []keyword) *prefilter {
 	p := &prefilter{keywords: keywords}
@@ -62,59 +75,73 @@ func newPrefilter(keywords []keyword) *prefilter {
 
 	p.pairs = p.pairTable(keywords)
 
-	// The trie, with goto edges per class; -1 is no edge.
-	trie := [][]int32{p.newRow()}
-	ends := [][]int32{nil}
+	// The trie, built in the table itself: its states counted first, its
+	// edges then written as offsets (noEdge where there is none yet).
+	// Built as a row of its own per state, the trie was another copy of
+	// the table, allocated and dropped on the first scan (with the rest,
+	// 1.4 MB: a gateway's resident memory kept most of it).
+	states := p.trieStates(keywords)
+	p.stride = p.nclass + p.nclass%2
+	if states*p.stride > 1<<16 {
+		// Past it, offsets need 32 bits: make next []uint32 (and the
+		// tests' copy of the loop) rather than drop keywords.
+		panic(fmt.Sprintf("secrets: the keyword automaton has %d states of %d classes, past 16-bit offsets", states, p.nclass))
+	}
+	const noEdge = 1<<16 - 1 // odd: no offset
+	next := make([]uint16, states*p.stride)
+	for i := range next {
+		next[i] = noEdge
+	}
+	ends := make([][]int32, states)
+	added := 1
 	for ki, k := range keywords {
-		s := int32(0)
+		row := 0
 		for i := 0; i < len(k.text); i++ {
-			c := p.class[k.text[i]]
-			if trie[s][c] < 0 {
-				trie = append(trie, p.newRow())
-				ends = append(ends, nil)
-				trie[s][c] = int32(len(trie) - 1)
+			e := &next[row+int(p.class[k.text[i]])]
+			if *e == noEdge {
+				*e = uint16(added * p.stride)
+				added++
 			}
-			s = trie[s][c]
+			row = int(*e)
 		}
-		ends[s] = append(ends[s], int32(ki))
+		ends[row/p.stride] = append(ends[row/p.stride], int32(ki))
 	}
 
 	// Breadth-first: failure links, outputs inherited through them, and the
 	// missing edges filled in from the failure state (a DFA).
-	fail := make([]int32, len(trie))
-	queue := make([]int32, 0, len(trie))
+	fail := make([]int32, states) // the failure state's row offset
+	queue := make([]int32, 0, states)
 	for c := 0; c < p.nclass; c++ {
-		if t := trie[0][c]; t < 0 {
-			trie[0][c] = 0
+		if t := next[c]; t == noEdge {
+			next[c] = 0
 		} else {
-			fail[t] = 0
-			queue = append(queue, t)
+			queue = append(queue, int32(t))
 		}
 	}
 	for len(queue) > 0 {
-		s := queue[0]
+		row := int(queue[0])
 		queue = queue[1:]
-		ends[s] = append(ends[s], ends[fail[s]]...)
+		s, f := row/p.stride, int(fail[row/p.stride])
+		ends[s] = append(ends[s], ends[f/p.stride]...)
 		for c := 0; c < p.nclass; c++ {
-			t := trie[s][c]
-			if t < 0 {
-				trie[s][c] = trie[fail[s]][c]
+			t := next[row+c]
+			if t == noEdge {
+				next[row+c] = next[f+c]
 				continue
 			}
-			fail[t] = trie[fail[s]][c]
-			queue = append(queue, t)
+			fail[int(t)/p.stride] = int32(next[f+c])
+			queue = append(queue, int32(t))
 		}
 	}
 
-	p.next = make([]int32, 0, len(trie)*p.nclass)
-	p.outStart = make([]int32, 0, len(trie)+1)
-	for s := range trie {
-		for _, t := range trie[s] {
-			row := t * int32(p.nclass)
-			if len(ends[t]) > 0 {
-				row = ^row
+	p.next = next
+	p.outStart = make([]int32, 0, states+1)
+	for s := range states {
+		row := next[s*p.stride : s*p.stride+p.nclass]
+		for c, t := range row {
+			if len(ends[int(t)/p.stride]) > 0 {
+				row[c] |= rowHasOutputs
 			}
-			p.next = append(p.next, row)
 		}
 		p.outStart = append(p.outStart, int32(len(p.out)))
 		p.out = append(p.out, ends[s]...)
@@ -123,12 +150,28 @@ func newPrefilter(keywords []keyword) *prefilter {
 	return p
 }
 
-func (p *prefilter) newRow() []int32 {
-	row := make([]int32, p.nclass)
-	for i := range row {
-		row[i] = -1
+// trieStates counts the states of the keywords' trie: its root and one
+// per distinct prefix of a keyword, in class form.
+func (p *prefilter) trieStates(keywords []keyword) int {
+	forms := make([]string, len(keywords))
+	for i, k := range keywords {
+		b := make([]byte, len(k.text))
+		for j := range b {
+			b[j] = p.class[k.text[j]]
+		}
+		forms[i] = string(b)
 	}
-	return row
+	slices.Sort(forms)
+	states, last := 1, ""
+	for _, f := range forms {
+		shared := 0
+		for shared < min(len(f), len(last)) && f[shared] == last[shared] {
+			shared++
+		}
+		states += len(f) - shared
+		last = f
+	}
+	return states
 }
 
 // hit is one keyword occurrence: text[start:start+len(keyword)].
@@ -153,10 +196,10 @@ func (p *prefilter) scan(text string, found func(hit)) {
 		if i = p.skipPairs(text, i); i+1 >= len(text) {
 			return
 		}
-		for row := int32(0); ; {
-			row = next[row+int32(class[text[i]])]
-			if row < 0 {
-				row = ^row
+		for row := uint16(0); ; {
+			row = next[int(row)+int(class[text[i]])]
+			if row&rowHasOutputs != 0 {
+				row &^= rowHasOutputs
 				p.report(text, i, row, found)
 			}
 			i++
@@ -172,8 +215,8 @@ func (p *prefilter) scan(text string, found func(hit)) {
 
 // report calls found for the keywords ending at text[i], the automaton
 // being at row.
-func (p *prefilter) report(text string, i int, row int32, found func(hit)) {
-	s := row / int32(p.nclass)
+func (p *prefilter) report(text string, i int, row uint16, found func(hit)) {
+	s := int(row) / p.stride
 	for _, ki := range p.out[p.outStart[s]:p.outStart[s+1]] {
 		k := &p.keywords[ki]
 		start := i + 1 - len(k.text)

@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -45,6 +46,18 @@ type rule struct {
 	// compiling all of them at once took about 9 MB of allocations and
 	// kept 2.6 MB.
 	re func() *regexp.Regexp
+	// shape is what the pattern's syntax says, read the first time a
+	// keyword of the rule is found, for the same reason: parsing every
+	// pattern was 540 KB of the 892 a detector's building allocated (a
+	// gateway builds it on its first scan, and its resident memory kept
+	// most of that), and 3 of its 3.5 ms.
+	shape *lazyShape
+	// run, for a custom rule (match), is its shape's run (see withRun).
+	run *[256]bool
+}
+
+// ruleShape is what a rule's pattern says of its matches.
+type ruleShape struct {
 	// run holds the bytes a token of this rule is made of, for tokens only
 	// (nil otherwise). When the rule fails at a keyword, the keywords
 	// further inside the same run of these bytes are not tried again: a
@@ -120,48 +133,87 @@ func first(fs []func(string) bool) func(string) bool {
 	return fs[0]
 }
 
-// compile prepares the rule once, when the detector is built.
+// compile prepares the rule when the detector is built; what its pattern
+// says waits for the first keyword of the rule found (shape). The built-in
+// patterns are tested (TestEveryRuleShapes): one that the checks in
+// shapeOf refuse panics there.
 func (r *rule) compile() error {
 	if r.match != nil {
-		r.maxLen = jwtMaxSegment
+		r.shape = &lazyShape{ruleShape: ruleShape{run: r.run, maxLen: jwtMaxSegment}}
+		r.shape.ready.Store(true)
 		return nil
 	}
 	if r.kind == "url_credentials" || r.kind == "db_connection_string" && strings.Contains(r.pattern, "://") {
 		r.needs = '@'
 	}
-	parsed, err := syntax.Parse(r.pattern, syntax.Perl)
-	if err != nil {
-		return fmt.Errorf("secrets rule %s: %v", r.kind, err)
-	}
-	n, bounded := maxMatchLen(parsed)
-	if !bounded {
-		return fmt.Errorf("secrets rule %s: pattern has an unbounded repetition; give it a maximum so the window after a keyword is bounded", r.kind)
-	}
-	r.maxLen = n + r.back
 	src := r.pattern
 	if r.back == 0 {
 		src = `^(?:` + src + `)`
 	}
-	// The syntax was checked above, so that a bad pattern is an error of
-	// New; what regexp.Compile adds (the program) waits for the first use.
 	r.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+	kind, pattern, keywords, back, leftBound := r.kind, r.pattern, r.keywords, r.back, r.leftBound
+	r.shape = &lazyShape{read: func() ruleShape {
+		shape, err := shapeOf(kind, pattern, keywords, back, leftBound)
+		if err != nil {
+			panic(err)
+		}
+		return shape
+	}}
+	return nil
+}
+
+// lazyShape is a rule's shape, read once, on first use. Scan asks for it
+// at every keyword it tries: the test of ready is all that costs once it
+// is read (a sync.OnceValue's call was a tenth of a flood of keywords
+// that fail at once, "https://" repeated).
+type lazyShape struct {
+	ready atomic.Bool
+	once  sync.Once
+	read  func() ruleShape
+	ruleShape
+}
+
+// get returns the shape, reading it the first time.
+func (l *lazyShape) get() *ruleShape {
+	if !l.ready.Load() {
+		l.once.Do(func() {
+			l.ruleShape = l.read()
+			l.ready.Store(true)
+		})
+	}
+	return &l.ruleShape
+}
+
+// shapeOf reads a rule's pattern: the window its matches fit in, its
+// group, the bytes of its tokens.
+func shapeOf(kind, pattern string, keywords []string, back int, leftBound bool) (ruleShape, error) {
+	var shape ruleShape
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return shape, fmt.Errorf("secrets rule %s: %v", kind, err)
+	}
+	n, bounded := maxMatchLen(parsed)
+	if !bounded {
+		return shape, fmt.Errorf("secrets rule %s: pattern has an unbounded repetition; give it a maximum so the window after a keyword is bounded", kind)
+	}
+	shape.maxLen = n + back
 	if parsed.MaxCap() > 0 {
-		r.group = 1
+		shape.group = 1
 	}
-	if r.leftBound {
-		r.run = new([256]bool)
-		addTokenBytes(r.run, parsed)
+	if leftBound {
+		shape.run = new([256]bool)
+		addTokenBytes(shape.run, parsed)
 	}
-	if r.back > 0 {
+	if back > 0 {
 		// Scan skips keywords not preceded by a token byte: that holds only
 		// if a match cannot begin with its keyword.
-		for _, k := range r.keywords {
-			if r.run == nil || strings.HasPrefix(r.pattern, k) {
-				return fmt.Errorf("secrets rule %s: a rule with bytes before its keyword must be a token whose pattern cannot begin with its keyword %q", r.kind, k)
+		for _, k := range keywords {
+			if shape.run == nil || strings.HasPrefix(pattern, k) {
+				return shape, fmt.Errorf("secrets rule %s: a rule with bytes before its keyword must be a token whose pattern cannot begin with its keyword %q", kind, k)
 			}
 		}
 	}
-	return nil
+	return shape, nil
 }
 
 // addTokenBytes adds to set the ASCII bytes re can match, leaving out
@@ -268,17 +320,17 @@ func runeWidth(r rune, fold bool) int {
 	return max(utf8.RuneLen(r), 1)
 }
 
-// find tries the rule at a keyword found at text[at:at+kwLen]. It returns
-// the secret's span.
-func (r *rule) find(st *scanState, text string, at, kwLen int) (start, end int, ok bool) {
+// find tries the rule, of that shape, at a keyword found at
+// text[at:at+kwLen]. It returns the secret's span.
+func (r *rule) find(st *scanState, shape *ruleShape, text string, at, kwLen int) (start, end int, ok bool) {
 	if r.match != nil {
 		return r.match(st, text, at)
 	}
-	if r.needs != 0 && !occursBeforeSpace(text, at+kwLen, at+r.maxLen, r.needs) {
+	if r.needs != 0 && !occursBeforeSpace(text, at+kwLen, at+shape.maxLen, r.needs) {
 		return 0, 0, false
 	}
 	lo := max(at-r.back, 0)
-	hi := min(at+r.maxLen, len(text))
+	hi := min(at+shape.maxLen, len(text))
 	window := text[lo:hi]
 	var m []int
 	if r.back == 0 {
@@ -291,11 +343,11 @@ func (r *rule) find(st *scanState, text string, at, kwLen int) (start, end int, 
 			}
 		}
 	}
-	if m == nil || m[2*r.group] < 0 {
+	if m == nil || m[2*shape.group] < 0 {
 		return 0, 0, false
 	}
 	matchStart := lo + m[0]
-	start, end = lo+m[2*r.group], lo+m[2*r.group+1]
+	start, end = lo+m[2*shape.group], lo+m[2*shape.group+1]
 	if r.leftBound && matchStart > 0 && isAlnum(text[matchStart-1]) {
 		return 0, 0, false
 	}

@@ -57,7 +57,8 @@ type Detector struct {
 
 var _ detect.Detector = (*Detector)(nil)
 
-// New builds a detector; every pattern is compiled here, once.
+// New builds a detector; each pattern is read and compiled once, the
+// first time a keyword of its rule is found.
 func New(opts Options) (*Detector, error) {
 	selected := rules
 	if len(opts.Kinds) > 0 {
@@ -144,9 +145,9 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 		if r.leftBound && r.back == 0 && h.start > 0 && isAlnum(text[h.start-1]) {
 			return
 		}
-		if r.back > 0 && (h.start == 0 || !r.run[text[h.start-1]]) {
+		if r.back > 0 && (h.start == 0 || !r.shape.get().run[text[h.start-1]]) {
 			// Every match of such a rule has bytes of its own before its
-			// keyword (compile checks the pattern does not start with it),
+			// keyword (shapeOf checks the pattern does not start with it),
 			// so the keyword occurrence it contains is preceded by a token
 			// byte: "en-us" is no Mailchimp key, and no regexp runs.
 			return
@@ -158,10 +159,11 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 		if h.start < st.until[k.rule] {
 			return
 		}
-		start, end, ok := r.find(st, text, h.start, len(k.text))
+		shape := r.shape.get()
+		start, end, ok := r.find(st, shape, text, h.start, len(k.text))
 		if !ok {
-			if r.run != nil {
-				st.until[k.rule] = runEnd(r.run, text, h.start, h.start+r.maxLen)
+			if shape.run != nil {
+				st.until[k.rule] = runEnd(shape.run, text, h.start, h.start+shape.maxLen)
 			}
 			return
 		}
