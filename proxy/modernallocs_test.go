@@ -39,4 +39,4 @@ func TestModernToolCallAllocations(t *testing.T) {
 	}
 }
 
-const maxModernStdioCallAllocs = 36
+const maxModernStdioCallAllocs = 28
