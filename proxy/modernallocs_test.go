@@ -39,4 +39,4 @@ func TestModernToolCallAllocations(t *testing.T) {
 	}
 }
 
-const maxModernStdioCallAllocs = 28
+const maxModernStdioCallAllocs = 25
