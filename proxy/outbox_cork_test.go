@@ -186,7 +186,7 @@ func TestOutboxCorkPartialNoticeDoesNotSilenceTheNext(t *testing.T) {
 	// No writer goroutine: the flush is the first to find the notice, as
 	// when it runs before the woken writer does.
 	q := &outbox{Stream: s, limit: upstreamQueueBytes, done: make(chan struct{})}
-	q.wake, q.room = sync.NewCond(&q.mu), sync.NewCond(&q.mu)
+	q.wake.L, q.room.L = &q.mu, &q.mu
 	notice := []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	q.offerOnce(notice)
 	q.FlushCork()
