@@ -362,9 +362,12 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 		grace = 0 // the client ended the session itself: nobody waits for answers
 		s.deleted.Store(true)
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), grace)
-	err := s.conn.Wait(wctx)
-	cancel()
+	err := s.conn.Wait(doneContext) // nil at once when nothing runs (a modern request's session, as a rule): no timer
+	if err != nil {
+		wctx, cancel := context.WithTimeout(context.Background(), grace)
+		err = s.conn.Wait(wctx)
+		cancel()
+	}
 	if err != nil {
 		// Every pending request is answered: abandon what is left, and give
 		// the handlers a moment to write their errors.
@@ -384,6 +387,14 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	}
 	return nil
 }
+
+// doneContext is done from the start: Conn.Wait with it tells, without
+// waiting, whether anything still runs.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // addBackground counts one piece of work that Close must wait for, unless
 // Close has begun: then it reports false and the work is not to start.
