@@ -144,7 +144,7 @@ func (e *envelope) wantsLog(level string) bool {
 // It is on every modern request's way: the split is on the stack, and the
 // result is the one allocation.
 func completeResult(res json.RawMessage) json.RawMessage {
-	var members [16]rawjson.Member // read here and not kept
+	var members [8]rawjson.Member // read here and not kept
 	ms, err := rawjson.SplitValidInto(members[:0], res)
 	if err != nil {
 		return res

@@ -295,7 +295,7 @@ func (g *Gateway) close() error {
 type ServeOptions struct {
 	// SessionID names the session in logs and the audit trail: over HTTP,
 	// the Mcp-Session-Id, so that they match what the client sees. Empty:
-	// 128 random bits.
+	// 128 random bits (Stateless: unique, see statelessid.go).
 	SessionID string
 	// Client names the client as the transport authenticated it (over
 	// HTTP, a hash of its bearer token); empty when it cannot tell clients

@@ -262,7 +262,7 @@ func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
 		return params // no _meta, not even written "\u005fmeta"
 	}
-	var members, metaMembers [16]rawjson.Member // read here and not kept
+	var members, metaMembers [8]rawjson.Member // read here and not kept (more on the stack would grow a new goroutine's)
 	ms, err := rawjson.SplitValidInto(members[:0], params)
 	if err != nil {
 		return params

@@ -42,7 +42,10 @@ type session struct {
 
 func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	id := opts.SessionID
-	if id == "" {
+	switch {
+	case id == "" && opts.Stateless:
+		id = newStatelessID()
+	case id == "":
 		id = newSessionID()
 	}
 	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, checked: opts.Checked, ended: opts.Ended, ready: make(chan struct{}), draining: make(chan struct{})}
