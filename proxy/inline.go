@@ -123,6 +123,12 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 		// misses), or a modern one's with a progress token.
 		return nil, false
 	}
+	if _, resumes := ms.Get("requestState"); resumes && ic.rc.req.env != nil {
+		// A modern call that continues an exchange, its key written with
+		// an escape ("request\u0053tate") that inlineEnvelope's search
+		// misses: forward resumes it (stateOf reads the key so too).
+		return nil, false
+	}
 	rt, listed := s.g.resolveListed(kindTools, name)
 	if !listed || rt.up.isolatedBase() || rt.up.base != rt.up {
 		return nil, false
