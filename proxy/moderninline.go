@@ -28,6 +28,19 @@ func (s *session) inlineEnvelope(msg *jsonrpc.Message) (*envelope, bool) {
 		// Legacy (a "\u005fmeta" is found by prepare, and declined).
 		return nil, !s.stateless && s.readyForCalls()
 	}
+	return s.inlineModernEnvelope(msg)
+}
+
+// inlineModernEnvelope is inlineEnvelope's part for a call with _meta. A
+// panic in reading the envelope declines the call (dispatch reads it again,
+// under its own recovery, and answers an internal error): here it would
+// take down the client's reader.
+func (s *session) inlineModernEnvelope(msg *jsonrpc.Message) (_ *envelope, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	env, err := s.envelopeOf(msg)
 	if err != nil || env == nil || env.mayBeAsked() || bytes.Contains(msg.Params, []byte(`"requestState"`)) {
 		return nil, false // not modern (a progress token to map), refused, or not plain
@@ -47,10 +60,12 @@ func (ic *inlineCall) inlineMeta(meta []byte) bool {
 }
 
 // modernAnswer is dispatchModern's part after serving, for a modern call.
-func (ic *inlineCall) modernAnswer(res json.RawMessage, err error) (json.RawMessage, error) {
+// A panic in it is an internal error, as dispatch makes it.
+func (ic *inlineCall) modernAnswer(res json.RawMessage, err error) (_ json.RawMessage, ferr error) {
 	if ic.rc.req.env == nil {
 		return res, err
 	}
+	defer ic.s.g.recoverRequest(ic.msg, &ferr)
 	if err != nil {
 		return nil, modernError(err)
 	}
