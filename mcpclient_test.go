@@ -44,6 +44,8 @@ import (
 //	                     params.inputResponses JSON (none if not given) and params.requestState
 //	                     copied byte for byte from the answer to ID (none if it had none); it
 //	                     does not wait: expect id=NEWID. IDs are JSON, as in expect.
+//	retry-escaped ID NEWID [JSON] retry, with the key requestState written with an escape
+//	                     ("request\u0053tate"), as the same key
 //	expect id=ID         wait for the response to ID and print it
 //	expect method=M      wait for a message with method M and print it
 //	expect batch         wait for a JSON array (a batch response) and print it
@@ -172,10 +174,14 @@ func mcpClientMain(args []string) int {
 			}
 		case "modern":
 			c.modern, err = parseModern(rest)
-		case "retry":
+		case "retry", "retry-escaped":
 			var msg string
 			if msg, err = c.retryMessage(rest); err == nil {
-				err = t.send(c.prepare(msg, false), autoHeaders)
+				msg = c.prepare(msg, false)
+				if verb == "retry-escaped" {
+					msg = strings.Replace(msg, `"requestState":`, `"request\u0053tate":`, 1)
+				}
+				err = t.send(msg, autoHeaders)
 			}
 		case "init":
 			version, caps, _ := strings.Cut(rest, " ")

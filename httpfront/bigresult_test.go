@@ -112,6 +112,7 @@ func TestStatelessBigResultWrittenInParts(t *testing.T) {
 		return result, nil
 	})}).Start()
 	defer conn.Close()
+	st.serveHere() // as serveModern does
 	st.respond(w, r, time.Minute, time.Minute)
 	runtime.ReadMemStats(&after)
 	close(st.gone)

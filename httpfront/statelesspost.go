@@ -55,6 +55,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: client, Checked: checked})
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
+	st.serveHere()
 	st.respond(w, r, f.writeTimeout, f.keepAlive)
 }
 

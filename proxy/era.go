@@ -141,15 +141,19 @@ func (e *envelope) wantsLog(level string) bool {
 // completeResult gives a result for a modern request the resultType every
 // modern result carries: a legacy upstream's results have none. A result
 // that has one (an upstream's input_required) keeps it.
+// It is on every modern request's way: the split is on the stack, and the
+// result is the one allocation.
 func completeResult(res json.RawMessage) json.RawMessage {
-	ms, err := rawjson.SplitValid(res)
+	var members [8]rawjson.Member // read here and not kept
+	ms, err := rawjson.SplitValidInto(members[:0], res)
 	if err != nil {
 		return res
 	}
 	if _, ok := ms.Get("resultType"); ok {
 		return res
 	}
-	return ms.Replace(res, "resultType", json.RawMessage(`"complete"`))
+	const added = `,"resultType":"complete"`
+	return ms.AppendReplaced(make([]byte, 0, len(res)+len(added)), res, "resultType", json.RawMessage(`"complete"`))
 }
 
 // metaPair is one _meta member to set.

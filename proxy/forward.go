@@ -124,7 +124,7 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 	}
 	dl := up.newDeadline()
 	sent, progress := s.g.mapProgressToken(s, req.id, up, params, dl)
-	if bridged {
+	if bridged && req.env.mayBeAsked() {
 		// A legacy server may ask this modern client for input: the call
 		// is an exchange (see bridgeask.go), which holds the progress
 		// token for as long as the server's call runs.

@@ -296,7 +296,7 @@ func (g *Gateway) close() error {
 type ServeOptions struct {
 	// SessionID names the session in logs and the audit trail: over HTTP,
 	// the Mcp-Session-Id, so that they match what the client sees. Empty:
-	// 128 random bits.
+	// 128 random bits (Stateless: unique, see statelessid.go).
 	SessionID string
 	// Client names the client as the transport authenticated it (over
 	// HTTP, a hash of its bearer token); empty when it cannot tell clients
@@ -363,9 +363,12 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 		grace = 0 // the client ended the session itself: nobody waits for answers
 		s.deleted.Store(true)
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), grace)
-	err := s.conn.Wait(wctx)
-	cancel()
+	err := s.conn.Wait(doneContext) // nil at once when nothing runs (a modern request's session, as a rule): no timer
+	if err != nil {
+		wctx, cancel := context.WithTimeout(context.Background(), grace)
+		err = s.conn.Wait(wctx)
+		cancel()
+	}
 	if err != nil {
 		// Every pending request is answered: abandon what is left, and give
 		// the handlers a moment to write their errors.
@@ -385,6 +388,14 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	}
 	return nil
 }
+
+// doneContext is done from the start: Conn.Wait with it tells, without
+// waiting, whether anything still runs.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // addBackground counts one piece of work that Close must wait for, unless
 // Close has begun: then it reports false and the work is not to start.

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,13 +78,17 @@ type inlineCall struct {
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
 // tools/call (see above) and declines everything else.
 func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply, cork *jsonrpc.Cork) bool {
-	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || bytes.Contains(msg.Params, []byte(`"_meta"`)) ||
-		s.stateless || s.closing.Load() || !s.readyForCalls() || !s.g.auditNeverWaits() {
+	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || s.closing.Load() || !s.g.auditNeverWaits() {
+		return false
+	}
+	env, ok := s.inlineEnvelope(msg) // see moderninline.go
+	if !ok {
 		return false
 	}
 	ic := newInlineCall()
 	ic.s, ic.msg, ic.reply, ic.start = s, msg, reply, time.Now()
 	s.servingIn(&ic.rc, ctx, msg)
+	ic.rc.req.env = env
 	params, ok := ic.prepare()
 	if !ok {
 		ic.rc.hold.release()
@@ -114,9 +117,16 @@ func (ic *inlineCall) prepare() (params json.RawMessage, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	if _, meta := ms.Get("_meta"); meta {
-		// Written with an escape ("\u005fmeta"), which inline's search
-		// misses: it may carry a progress token to map, or an envelope.
+	if meta, ok := ms.Get("_meta"); ok && !ic.inlineMeta(meta) {
+		// A legacy call's (it may carry a progress token to map, or be
+		// written with an escape, "\u005fmeta", which inline's search
+		// misses), or a modern one's with a progress token.
+		return nil, false
+	}
+	if _, resumes := ms.Get("requestState"); resumes && ic.rc.req.env != nil {
+		// A modern call that continues an exchange, its key written with
+		// an escape ("request\u0053tate") that inlineEnvelope's search
+		// misses: forward resumes it (stateOf reads the key so too).
 		return nil, false
 	}
 	rt, listed := s.g.resolveListed(kindTools, name)
@@ -152,6 +162,9 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	s, ctx, rt := ic.s, context.Context(&ic.rc), ic.rt
 	ic.rec = s.record(ic.msg)
 	rec := &ic.rec
+	if env := ic.rc.req.env; env != nil {
+		rec.Protocol, rec.Client = env.version, env.client.Name
+	}
 	params, routed, err := ic.checkRequest(ctx, params)
 	if err != nil {
 		if routed {
@@ -170,6 +183,9 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	}
 	rec.routed(rt, ic.name)
 	rec.Params = params
+	if ic.rc.req.env != nil {
+		params = withoutEnvelope(params) // as outgoing does for a legacy server
+	}
 	ic.dl = &ic.deadline
 	rt.up.initDeadline(ic.dl)
 	tctx := ic.dl.watchFrom(ctx, ic.start)
@@ -284,6 +300,7 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 
 // answer records the request and answers it, as Handle does.
 func (ic *inlineCall) answer(res json.RawMessage, err error, cork *jsonrpc.Cork) {
+	res, err = ic.modernAnswer(res, err)
 	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
 	ic.reply.Answer(res, err, cork)
 }

@@ -39,8 +39,8 @@ type outbox struct {
 	grace  time.Duration    // how long Close lets the writer deliver what is queued
 
 	mu      sync.Mutex
-	wake    *sync.Cond // the writer goroutine's (see below)
-	room    *sync.Cond // callers waiting for room: broadcast when the queue shrinks, or on close
+	wake    sync.Cond // the writer goroutine's (see below); L is &mu
+	room    sync.Cond // callers waiting for room: broadcast when the queue shrinks, or on close; L is &mu
 	msgs    []queued
 	store   []queued // the array msgs is a window of: refilled from its start when msgs empties
 	bytes   int
@@ -48,7 +48,8 @@ type outbox struct {
 	writing bool           // someone holds the right to write (the loop, or a caller draining)
 	dropped int            // notifications dropped while full, since the last report
 	once    map[string]int // coalesced notifications queued, by content
-	done    chan struct{}  // closed when the writer goroutine has returned
+	done    chan struct{}  // closed when the writer goroutine has returned (by Close, when it never started)
+	started bool           // the writer goroutine was started (see signal)
 	wakes   int            // times the writer goroutine woke (see TestOutboxWriterSleepsWhileCallersWrite)
 	budget  answerBudget   // bounds what waits for room too (see outboxbudget.go)
 	heldBy  *jsonrpc.Cork  // the reader's cork that flushes what is queued (see WriteNoWait); nil: none
@@ -62,10 +63,21 @@ type outbox struct {
 
 func newOutbox(s jsonrpc.Stream, limit int, inline bool, grace time.Duration, onDrop func(int)) *outbox {
 	q := &outbox{Stream: s, limit: limit, inline: inline, grace: grace, done: make(chan struct{}), onDrop: onDrop}
-	q.wake = sync.NewCond(&q.mu)
-	q.room = sync.NewCond(&q.mu)
-	go q.writeLoop()
+	q.wake.L, q.room.L = &q.mu, &q.mu // in the outbox: a session made per modern request made two allocations more
 	return q
+}
+
+// signal wakes the writer goroutine, which is started the first time: an
+// outbox whose messages are all written by their callers (a modern
+// request's session, whose answer its POST takes) never has one. q.mu
+// held.
+func (q *outbox) signal() {
+	if !q.started {
+		q.started = true
+		go q.writeLoop()
+		return
+	}
+	q.wake.Signal()
 }
 
 // The writer goroutine is woken (wake) when there is a message for it, one
@@ -121,7 +133,7 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	defer q.mu.Unlock()
 	if q.full(size) && !q.closed {
 		if !q.writing {
-			q.wake.Signal() // what a cork holds (see WriteNoWait) must not wait for its flush now
+			q.signal() // what a cork holds (see WriteNoWait) must not wait for its flush now
 		}
 		var refused error
 		if m, size, refused = q.waitForRoom(ctx, m, size); refused != nil {
@@ -144,7 +156,7 @@ func (q *outbox) enqueue(ctx context.Context, m queued) error {
 	case len(q.msgs) == 1 && m.parts == nil:
 		q.tryInline()
 	default:
-		q.wake.Signal()
+		q.signal()
 	}
 	return nil
 }
@@ -185,7 +197,7 @@ func (q *outbox) writeNoWaitLocked(msg []byte, related jsonrpc.ID, final bool, c
 	case len(q.msgs) == 1:
 		q.tryInline()
 	default:
-		q.wake.Signal()
+		q.signal()
 	}
 	return true, nil
 }
@@ -202,7 +214,7 @@ func (q *outbox) tryInline() {
 	tw, ok := q.Stream.(jsonrpc.TryWriter)
 	if !ok {
 		if !q.tryAnswer() { // an HTTP POST's answer (see httpinline.go)
-			q.wake.Signal()
+			q.signal()
 		}
 		return
 	}
@@ -248,7 +260,7 @@ func (q *outbox) afterCallersWrite() {
 	q.giveBack()
 	q.room.Broadcast()
 	if len(q.msgs) > 0 || q.closed {
-		q.wake.Signal()
+		q.signal()
 	}
 }
 
@@ -289,7 +301,7 @@ func (q *outbox) offerLocked(m queued) (ok bool, report func()) {
 	}
 	q.push(m) // the writer goroutine takes it: an offer never writes, so it never waits
 	if !q.writing {
-		q.wake.Signal() // else whoever writes takes it (see enqueue)
+		q.signal() // else whoever writes takes it (see enqueue)
 	}
 	return true, func() {}
 }
@@ -373,7 +385,7 @@ func (q *outbox) drain() {
 	q.budget.released = 0
 	q.writing = false
 	if q.closed {
-		q.wake.Signal() // the writer goroutine waits for the write to end, to end itself
+		q.signal() // the writer goroutine waits for the write to end, to end itself
 	}
 }
 
@@ -458,9 +470,26 @@ func (q *outbox) send(m queued) error {
 func (q *outbox) Close() error {
 	q.mu.Lock()
 	q.closed = true
+	idle := len(q.msgs) == 0 && !q.writing
+	if !q.started {
+		q.started = true // never started from now on: done is closed here, or by the one started now
+		if idle {
+			q.giveBack()
+			close(q.done)
+		} else {
+			go q.writeLoop() // delivers what is queued, within the grace
+		}
+	}
 	q.wake.Broadcast()
 	q.room.Broadcast()
 	q.mu.Unlock()
+	if idle {
+		// Nothing to write: the writer goroutine only takes q.mu to see
+		// that, and ends. No timer (a modern request's session ends so,
+		// each time).
+		<-q.done
+		return q.Stream.Close()
+	}
 	t := time.NewTimer(q.grace)
 	defer t.Stop()
 	select {

@@ -185,8 +185,8 @@ func TestOutboxCorkPartialNoticeDoesNotSilenceTheNext(t *testing.T) {
 	s := &corkStream{room: 10, changed: make(chan struct{}, 1)}
 	// No writer goroutine: the flush is the first to find the notice, as
 	// when it runs before the woken writer does.
-	q := &outbox{Stream: s, limit: upstreamQueueBytes, done: make(chan struct{})}
-	q.wake, q.room = sync.NewCond(&q.mu), sync.NewCond(&q.mu)
+	q := &outbox{Stream: s, limit: upstreamQueueBytes, done: make(chan struct{}), started: true} // started: none is to start
+	q.wake.L, q.room.L = &q.mu, &q.mu
 	notice := []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	q.offerOnce(notice)
 	q.FlushCork()

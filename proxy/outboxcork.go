@@ -44,7 +44,7 @@ func (q *outbox) tryInlineLines() {
 		n++
 	}
 	if n == 0 {
-		q.wake.Signal()
+		q.signal()
 		return
 	}
 	q.lines = q.lines[:0]

@@ -254,13 +254,16 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	return withoutMeta(params, envelopeKeys...)
 }
 
-// withoutMeta takes keys out of obj._meta.
+// withoutMeta takes keys out of obj._meta. It is on every modern
+// request's way to a legacy server: the splits are on the stack, and the
+// result is the one allocation.
 func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 	params := obj
 	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
 		return params // no _meta, not even written "\u005fmeta"
 	}
-	ms, err := rawjson.SplitValid(params)
+	var members, metaMembers [8]rawjson.Member // read here and not kept (more on the stack would grow a new goroutine's)
+	ms, err := rawjson.SplitValidInto(members[:0], params)
 	if err != nil {
 		return params
 	}
@@ -268,33 +271,54 @@ func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 	if !ok {
 		return params
 	}
-	mm, err := rawjson.SplitValid(meta)
+	mm, err := rawjson.SplitValidInto(metaMembers[:0], meta)
 	if err != nil {
 		return params
 	}
-	kept := objectWithout(mm, keys)
-	if len(kept) == 2 { // nothing left: no _meta at all
-		return objectWithout(ms, []string{"_meta"})
+	if keptMembers(mm, keys) == 0 { // nothing left: no _meta at all
+		return appendObjectWithout(make([]byte, 0, len(params)), ms, []string{"_meta"})
 	}
-	return ms.Replace(params, "_meta", kept)
+	// ms.Replace(params, "_meta", the kept members), in one buffer.
+	for _, m := range ms {
+		if m.Key == "_meta" {
+			out := make([]byte, 0, len(params))
+			out = append(out, params[:m.Start]...)
+			out = appendObjectWithout(out, mm, keys)
+			return append(out, params[m.Start+len(m.Value):]...)
+		}
+	}
+	return params // not reached: ms has _meta
 }
 
-// objectWithout is the object of members ms without the members keys;
-// values are kept byte for byte.
-func objectWithout(ms rawjson.MemberList, keys []string) json.RawMessage {
-	out := []byte{'{'}
+// keptMembers counts the members of ms that are not among keys.
+func keptMembers(ms rawjson.MemberList, keys []string) int {
+	n := 0
+	for _, m := range ms {
+		if !slices.Contains(keys, m.Key) {
+			n++
+		}
+	}
+	return n
+}
+
+// appendObjectWithout appends the object of members ms without the
+// members keys to dst; values are kept byte for byte.
+func appendObjectWithout(dst []byte, ms rawjson.MemberList, keys []string) []byte {
+	dst = append(dst, '{')
+	first := true
 	for _, m := range ms {
 		if slices.Contains(keys, m.Key) {
 			continue
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
+		if !first {
+			dst = append(dst, ',')
 		}
-		out = rawjson.AppendString(out, m.Key)
-		out = append(out, ':')
-		out = append(out, m.Value...)
+		first = false
+		dst = rawjson.AppendString(dst, m.Key)
+		dst = append(dst, ':')
+		dst = append(dst, m.Value...)
 	}
-	return append(out, '}')
+	return append(dst, '}')
 }
 
 // clientCaps are the capabilities of the client behind the request: a

@@ -42,7 +42,10 @@ type session struct {
 
 func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	id := opts.SessionID
-	if id == "" {
+	switch {
+	case id == "" && opts.Stateless:
+		id = newStatelessID()
+	case id == "":
 		id = newSessionID()
 	}
 	s := &session{g: g, id: id, stateless: opts.Stateless, client: opts.Client, checked: opts.Checked, ended: opts.Ended, ready: make(chan struct{}), draining: make(chan struct{})}
@@ -51,23 +54,26 @@ func newSession(g *Gateway, stream jsonrpc.Stream, opts ServeOptions) *session {
 	})
 	s.boundAnswers()
 	s.shareOutbox()
-	s.conn = jsonrpc.NewConn(clientStream(s.out, stream), jsonrpc.Options{
+	co := jsonrpc.Options{
 		Handler: s,
-		Batches: func() bool {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.protocol == version20250326 // the one version with batches
-		},
 		OnBadInput: func(err error) {
 			g.log.Warn("bad message from client", "session", s.id, "err", err)
 		},
-		Received:         s.received,
 		Refused:          s.refused,
 		AnswerUnreadable: true,
 		MaxInFlight:      maxClientRequests,
 		MaxInFlightBytes: maxClientRequestBytes,
 		Inline:           s.inlineFor(stream),
-	})
+	}
+	if !s.stateless { // a stateless session's one request is modern (checked): never initialize, never a batch
+		co.Batches = func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.protocol == version20250326 // the one version with batches
+		}
+		co.Received = s.received
+	}
+	s.conn = jsonrpc.NewConn(clientStream(s.out, stream), co)
 	s.conn.Start()
 	return s
 }

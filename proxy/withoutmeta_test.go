@@ -1,0 +1,80 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/rawjson"
+)
+
+// withoutMetaReference is withoutMeta as it was before it split on the
+// stack and wrote its result in one buffer: what the server gets must not
+// change by a byte.
+func withoutMetaReference(obj json.RawMessage, keys ...string) json.RawMessage {
+	params := obj
+	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return params
+	}
+	ms, err := rawjson.SplitValid(params)
+	if err != nil {
+		return params
+	}
+	meta, ok := ms.Get("_meta")
+	if !ok {
+		return params
+	}
+	mm, err := rawjson.SplitValid(meta)
+	if err != nil {
+		return params
+	}
+	without := func(ms rawjson.MemberList, keys []string) json.RawMessage {
+		out := []byte{'{'}
+		for _, m := range ms {
+			if slices.Contains(keys, m.Key) {
+				continue
+			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = rawjson.AppendString(out, m.Key)
+			out = append(out, ':')
+			out = append(out, m.Value...)
+		}
+		return append(out, '}')
+	}
+	kept := without(mm, keys)
+	if len(kept) == 2 {
+		return without(ms, []string{"_meta"})
+	}
+	return ms.Replace(params, "_meta", kept)
+}
+
+// FuzzWithoutEnvelope pins withoutMeta, which takes a modern request's
+// envelope out for a legacy server, to the reference above.
+func FuzzWithoutEnvelope(f *testing.F) {
+	for _, seed := range []string{
+		`{"name":"hello","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
+		`{"name":"a", "_meta" : {"progressToken":7, "io.modelcontextprotocol/protocolVersion":"2026-07-28"} , "x":[1,2]}`,
+		`{"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","k<":1},"b":2}`,
+		`{"_meta":{},"_meta":{"progressToken":"t"}}`,
+		`{"_meta":"no object"}`,
+		`{"a":1}`,
+		`{"_meta":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"progressToken":1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		if !json.Valid(params) {
+			return // requests come decoded: their params are valid JSON
+		}
+		for _, keys := range [][]string{envelopeKeys, {"progressToken"}} {
+			want := withoutMetaReference(bytes.Clone(params), keys...)
+			got := withoutMeta(bytes.Clone(params), keys...)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("withoutMeta(%s, %q) = %s, want %s", params, keys, got, want)
+			}
+		}
+	})
+}
