@@ -37,9 +37,6 @@ type outbox struct {
 	limit  int
 	onDrop func(queued int) // told once per episode of dropping, without q.mu held (it logs)
 	grace  time.Duration    // how long Close lets the writer deliver what is queued
-	// yieldToReady, if set, is the yield before a POST's request is
-	// written (outboxcombine.go): the tests run the other POSTs in it.
-	yieldToReady func()
 
 	mu      sync.Mutex
 	wake    *sync.Cond // the writer goroutine's (see below)
@@ -185,8 +182,6 @@ func (q *outbox) writeNoWaitLocked(msg []byte, related jsonrpc.ID, final bool, c
 	case cork != nil && len(q.msgs) == 1 && q.corkable():
 		q.heldBy = cork
 		cork.Hold(q)
-	case len(q.msgs) == 1 && cork == nil && !final && q.corkable():
-		q.writeAfterYield() // a POST's request: others may join it (outboxcombine.go)
 	case len(q.msgs) == 1:
 		q.tryInline()
 	default:

@@ -18,10 +18,9 @@ import (
 // Requests that many goroutines write at once to a server's stdin, a real
 // non-blocking pipe that fills (partial writes, the rest left to the
 // writer goroutine), with answers and notifications among them, reach the
-// server each whole, once, and in the order each goroutine wrote them:
-// the POST that claims the queue for its yield (outboxcombine.go) never
-// writes beside the writer goroutine or another POST. Also with one P,
-// where the yield runs every other goroutine ready first.
+// server each whole, once, and in the order each goroutine wrote them: no
+// caller ever writes beside the writer goroutine or another caller. Also
+// with one P.
 func TestOutboxRequestsWrittenTogetherStayWholeAndInOrder(t *testing.T) {
 	for _, procs := range []int{runtime.GOMAXPROCS(0), 1} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
