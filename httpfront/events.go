@@ -31,11 +31,13 @@ func newClientWriter(w http.ResponseWriter, timeout time.Duration) clientWriter 
 // one set as the request came (written) is still at least 15/16 of the
 // timeout away (writtenKeptPart).
 func (cw clientWriter) answerDeadline() {
-	now := time.Now()
-	if !cw.written.IsZero() && cw.written.Sub(now) >= cw.timeout-cw.timeout/writtenKeptPart {
+	// time.Until reads only the monotonic clock (written carries its
+	// reading): time.Now reads the wall clock too, needed only to set a
+	// new deadline.
+	if !cw.written.IsZero() && time.Until(cw.written) >= cw.timeout-cw.timeout/writtenKeptPart {
 		return
 	}
-	setWriteDeadline(cw.w, now.Add(cw.timeout))
+	setWriteDeadline(cw.w, time.Now().Add(cw.timeout))
 }
 
 // writtenKeptPart: a write deadline set already is kept for a whole answer

@@ -117,33 +117,40 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.T
 // already, and in use), in the one its header names, or, for initialize,
 // in a new one. written is servePost's.
 func (f *Front) serveSessionPost(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch bool, written time.Time) {
-	var err error
-	if hs == nil && header(r.Header, headerSession) != "" {
+	created := false
+	if hs == nil {
+		// Found or made here, and kept in use by this one defer: the
+		// serving below, with its many ways out, is a function of its own,
+		// so that every defer of both is open-coded (a stack-allocated
+		// defer and its deferreturn cost more on every call).
 		var status int
-		if hs, status, err = f.lookup(r); err != nil {
-			http.Error(w, err.Error(), status)
-			return
-		}
-		hs.use(1)
-		defer hs.use(-1)
-	}
-	created := hs == nil
-	if created {
-		if batch || msg.Method != methodInitialize {
+		var err error
+		if header(r.Header, headerSession) != "" {
+			hs, status, err = f.lookup(r)
+		} else if batch || msg.Method != methodInitialize {
 			id := jsonrpc.ID{}
 			if !batch {
 				id = msg.ID
 			}
 			jsonError(w, http.StatusBadRequest, id, errNoSession)
 			return
+		} else {
+			hs, err = f.newSession(r, false)
+			status, created = http.StatusServiceUnavailable, true
 		}
-		if hs, err = f.newSession(r, false); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		if err != nil {
+			http.Error(w, err.Error(), status)
 			return
 		}
 		hs.use(1)
 		defer hs.use(-1)
 	}
+	f.serveInSession(w, r, hs, msg, body, batch, created, written)
+}
+
+// serveInSession is serveSessionPost once its session hs is known and in
+// use; created says that this POST's initialize made it.
+func (f *Front) serveInSession(w http.ResponseWriter, r *http.Request, hs *httpSession, msg *jsonrpc.Message, body []byte, batch, created bool, written time.Time) {
 	w.Header()[headerSession] = hs.idHeader
 	if (batch || msg.IsRequest()) && !created && f.closing() {
 		// Notifications and responses still go in: a request in flight may
