@@ -84,6 +84,15 @@ type Input struct {
 	Stage   Stage
 	Session string // the client session's id
 	Server  string // the configured server: its name in the config
+	// Stateless says the request belongs to no session (a 2026-07-28
+	// request over HTTP): Session names a session made for it alone, new
+	// with every request, so it tells nothing about who sent it. Limits
+	// kept per session count such requests by Client instead.
+	Stateless bool
+	// Client names who sent the request as the transport authenticated it
+	// (over HTTP, "bearer:" and the SHA-256 of its token); empty when the
+	// transport cannot tell clients apart. It is a name, never a secret.
+	Client string
 	// Method is the MCP method: for Request and Result tools/call,
 	// prompts/get, resources/read or completion/complete; for List the
 	// list method (tools/list, prompts/list, resources/list,

@@ -19,7 +19,9 @@ import (
 //
 // Keys are always per server, whatever "per" says: a top-level entry is the
 // default each server gets, as a server's own entry replaces it, so "per
-// session" means each session's requests to one server.
+// session" means each session's requests to one server. A request without
+// a session (Input.Stateless) counts as its client's (Input.Client), and
+// all those whose client the transport cannot tell apart as one.
 
 // RetryAfterKind is the Finding kind by which a rate_limit Deny says how
 // long to wait: its Count is milliseconds, not a count. The Reason says it
@@ -52,8 +54,11 @@ type rateLimitPolicy struct {
 }
 
 // rateKey says whose bucket: fields not part of the key are empty.
+// Stateless requests' keys are apart from sessions' by stateless.
 type rateKey struct {
 	server, session, method, name string
+	client                        string
+	stateless                     bool
 }
 
 type rateBucket struct {
@@ -123,6 +128,13 @@ func (p *rateLimitPolicy) Decide(ctx context.Context, in *Input) Decision {
 func (p *rateLimitPolicy) key(in *Input) rateKey {
 	switch p.per {
 	case "session":
+		if in.Stateless {
+			// Its session is new with every request: a client that could
+			// escape the limit by minting sessions, and churn everyone's
+			// buckets out, is counted as itself, or with every other
+			// anonymous one.
+			return rateKey{server: in.Server, client: in.Client, stateless: true}
+		}
 		return rateKey{server: in.Server, session: in.Session}
 	case "tool":
 		// Each thing a request names: a tool, and for other requests the

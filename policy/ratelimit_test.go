@@ -214,3 +214,53 @@ func BenchmarkRateLimit(b *testing.B) {
 		p.Decide(context.Background(), in)
 	}
 }
+
+func statelessRequest(n int, client string) *Input {
+	in := rateRequest(fmt.Sprintf("stateless-%d", n), "db", "query")
+	in.Stateless, in.Client = true, client
+	return in
+}
+
+// A request without a session comes with a session made for it alone, new
+// every time: per session, such requests are counted by their client, or
+// all together when the transport cannot tell clients apart, so minting
+// sessions escapes no limit.
+func TestRateLimitStatelessCountedByClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := mustRateLimit(t, `{"policy": "rate_limit", "per": "session", "rate": 1, "burst": 3}`)
+		for _, client := range []string{"", "bearer:aa", "bearer:bb"} {
+			for i := range 5 {
+				d := p.Decide(context.Background(), statelessRequest(i, client))
+				if (d.Action == Allow) != (i < 3) {
+					t.Errorf("client %q, stateless request %d (a session of its own): %v, want the burst of 3 allowed, then denied", client, i+1, d.Action)
+				}
+			}
+		}
+		// A session's requests are still its own, whoever its client is.
+		in := rateRequest("s1", "db", "query")
+		in.Client = "bearer:aa"
+		if d := p.Decide(context.Background(), in); d.Action != Allow {
+			t.Errorf("a session of a client whose stateless requests used up their bucket: %v", d.Action)
+		}
+	})
+}
+
+// A session's bucket is not forgotten, to start full again, for requests
+// that each come with a session of their own.
+func TestRateLimitStatelessKeepsSessionsBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := mustRateLimit(t, `{"policy": "rate_limit", "per": "session", "rate": 0.001, "burst": 2}`)
+		legacy := rateRequest("s1", "db", "query")
+		p.Decide(context.Background(), legacy)
+		p.Decide(context.Background(), legacy)
+		for i := range 2 * maxRateBuckets {
+			p.Decide(context.Background(), statelessRequest(i, ""))
+		}
+		if n := len(p.buckets); n != 2 {
+			t.Errorf("%d buckets after 20,000 stateless requests, want 2 (the session's, the stateless requests')", n)
+		}
+		if d := p.Decide(context.Background(), legacy); d.Action != Deny {
+			t.Errorf("the session's emptied bucket after 20,000 stateless requests: %v, want still empty", d.Action)
+		}
+	})
+}

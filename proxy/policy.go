@@ -171,7 +171,7 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 	if !chain.Acts(stage) {
 		return msg, nil
 	}
-	in := &policy.Input{Stage: stage, Session: s.id, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
+	in := &policy.Input{Stage: stage, Session: s.id, Stateless: s.stateless, Client: s.client, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
 	out, records, denied := chain.Run(ctx, in)
 	rec.Decisions = append(rec.Decisions, records...)
 	if denied != nil {
