@@ -335,39 +335,48 @@ func three32(x uint32) uint32 { return (x << 8) * 0x2545F491 >> (32 - 15) }
 
 // skipPairs returns the first i from i on where a keyword may begin, or
 // len(text) when none can (scan's skip). Eight bytes at a time, it tests
-// the four pairs at odd distances for pairNear (a keyword beginning at one
-// of the eight has a near pair at one of them), with one branch for the
-// four; where one is near, the three bytes at each of the eight in
-// threes, with one branch for the eight; at each that passes, the pair for
-// pairStart and the bytes for a head (mayBegin). The last nine bytes are
-// tested one pair at a time. No test misses a place where a keyword
-// begins; threes and heads, hashed, pass a few where none does. Pairs
-// alone passed a sixth of the bytes of code and prose ("re", "he", "se"
-// begin keywords), each then a test per byte or a walk of the automaton;
-// three bytes pass about one in forty.
+// the pairs at even distances from where it began for pairNear, with one
+// branch for the four (a keyword beginning at the byte before the eight or
+// at one of the first seven has a near pair among them); where one is
+// near, the three bytes at each of those eight places in threes, with one
+// branch for the eight; at each that passes, the pair for pairStart and the
+// bytes for a head (mayBegin). The last bytes are tested one pair at a
+// time. No test misses a place where a keyword begins; threes and heads,
+// hashed, pass a few where none does. Pairs alone passed a sixth of the
+// bytes of code and prose ("re", "he", "se" begin keywords), each then a
+// test per byte or a walk of the automaton; three bytes pass about one in
+// forty.
 func (p *prefilter) skipPairs(text string, i int) int {
 	pairs, t := p.pairs, p.threes
-	for ; i+10 <= len(text); i += 8 {
-		b := text[i : i+10]
+	from := i
+	for ; i+9 <= len(text); i += 8 {
+		b := text[i : i+9]
 		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		// The pairs at odd distances: a keyword beginning at one of the
-		// eight has a near pair at one of them.
-		if (pairs[uint16(x>>8)]|pairs[uint16(x>>24)]|pairs[uint16(x>>40)]|pairs[uint16(x>>56|uint64(b[8])<<8)])&pairNear == 0 {
+		if (pairs[uint16(x)]|pairs[uint16(x>>16)]|pairs[uint16(x>>32)]|pairs[uint16(x>>48)])&pairNear == 0 {
 			continue
 		}
-		x |= 0x2020202020202020
-		y := uint64(b[8]) | uint64(b[9])<<8 | 0x2020
-		m := uint(t[three32(uint32(x))]) | uint(t[three32(uint32(x>>8))])<<1 | uint(t[three32(uint32(x>>16))])<<2 | uint(t[three32(uint32(x>>24))])<<3 |
-			uint(t[three32(uint32(x>>32))])<<4 | uint(t[three32(uint32(x>>40))])<<5 | uint(t[three32(uint32(x>>48)|uint32(y)<<16)])<<6 | uint(t[three32(uint32(x>>56)|uint32(y)<<8)])<<7
+		// The keywords a near pair may begin begin at text[i-1:i+7]: the
+		// three bytes at each, with their 0x20 bits set.
+		var before uint64
+		if i > 0 {
+			before = uint64(text[i-1])
+		}
+		w := (x<<8 | before) | 0x2020202020202020
+		y := x>>56 | uint64(b[8])<<8 | 0x2020
+		m := uint(t[three32(uint32(w))]) | uint(t[three32(uint32(w>>8))])<<1 | uint(t[three32(uint32(w>>16))])<<2 | uint(t[three32(uint32(w>>24))])<<3 |
+			uint(t[three32(uint32(w>>32))])<<4 | uint(t[three32(uint32(w>>40))])<<5 | uint(t[three32(uint32(w>>48)|uint32(y)<<16)])<<6 | uint(t[three32(uint32(w>>56)|uint32(y)<<8)])<<7
+		if i == from {
+			m &^= 1 // text[i-1] is before where the skip begins
+		}
 		for ; m != 0; m &= m - 1 {
-			j := i + bits.TrailingZeros(m)
+			j := i - 1 + bits.TrailingZeros(m)
 			if pair := pairs[uint16(uint(text[j])|uint(text[j+1])<<8)]; pair&pairStart != 0 && p.mayBegin(text, j, pair) {
 				return j
 			}
 		}
 	}
-	for j := i; j+1 < len(text); j++ {
+	for j := max(from, i-1); j+1 < len(text); j++ {
 		if pair := pairs[uint16(uint(text[j])|uint(text[j+1])<<8)]; pair&pairStart != 0 && p.mayBegin(text, j, pair) {
 			return j
 		}
