@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -23,8 +24,8 @@ func BenchmarkSkipPairs(b *testing.B) {
 	}
 }
 
-// FuzzSkipPairs: scan, skipping with skipPairs (every other pair eight
-// bytes at a time), finds the keyword occurrences the automaton finds run
+// FuzzSkipPairs: scan, skipping with skipPairs (pairs, then three bytes,
+// eight bytes at a time), finds the keyword occurrences the automaton finds run
 // over every byte, in the same order; and skipPairs never passes the start
 // of an occurrence.
 func FuzzSkipPairs(f *testing.F) {
@@ -56,6 +57,89 @@ func FuzzSkipPairs(f *testing.F) {
 			if h.start >= from && h.start < skip {
 				t.Fatalf("skipPairs(%q, %d) = %d: past the keyword at %d", text, from, skip, h.start)
 			}
+		}
+	})
+}
+
+// referenceSkipPairs is skipPairs before threes and heads: the first i
+// from i on where the pair text[i], text[i+1] begins a keyword, or
+// len(text)-1 when no pair does; FuzzSkipHeads holds skipPairs to it.
+func (p *prefilter) referenceSkipPairs(text string, i int) int {
+	pairs := p.pairs
+	from := i
+	for ; i+8 <= len(text); i += 8 {
+		b := text[i : i+8]
+		x := uint(b[0]) | uint(b[1])<<8 | uint(b[2])<<16 | uint(b[3])<<24 |
+			uint(b[4])<<32 | uint(b[5])<<40 | uint(b[6])<<48 | uint(b[7])<<56
+		if (pairs[uint16(x)]|pairs[uint16(x>>16)]|pairs[uint16(x>>32)]|pairs[uint16(x>>48)])&pairNear != 0 {
+			break
+		}
+	}
+	for i = max(from, i-1); i+1 < len(text); i++ {
+		if pairs[uint16(uint(text[i])|uint(text[i+1])<<8)]&pairStart != 0 {
+			break
+		}
+	}
+	return i
+}
+
+// referenceScan is scan skipping with referenceSkipPairs.
+func (p *prefilter) referenceScan(text string, found func(hit)) {
+	for i := 0; ; {
+		if i = p.referenceSkipPairs(text, i); i+1 >= len(text) {
+			return
+		}
+		for row := uint16(0); ; {
+			row = p.next[int(row)+int(p.class[text[i]])]
+			if row&rowHasOutputs != 0 {
+				row &^= rowHasOutputs
+				p.report(text, i, row, found)
+			}
+			i++
+			if row == 0 {
+				break
+			}
+			if i == len(text) {
+				return
+			}
+		}
+	}
+}
+
+// FuzzSkipHeads: skipPairs, which passes the pairs that begin a keyword
+// where the bytes there begin none (threes, heads), stops only where the
+// reference, which stops at every such pair, stops; every pair it passes
+// that the reference stops at begins no keyword; and scan finds what the
+// reference's scan finds, in the same order.
+func FuzzSkipHeads(f *testing.F) {
+	p := Default().pre
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20 {
+		f.Add(keywordSoup(r, p, 80), r.IntN(80))
+	}
+	f.Add("here, there, response, return; SK sk- Q~ YC", 0)
+	f.Add("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxPAT", 5)
+	f.Add("the AKIAxxxxxxxxxxxxxxxxxxx akia https://x  _SK", 2)
+	f.Fuzz(func(t *testing.T, text string, from int) {
+		from = max(0, from) % (len(text) + 1)
+		starts := map[int]bool{}
+		for _, h := range naiveHits(p, text) {
+			starts[h.start] = true
+		}
+		got := p.skipPairs(text, from)
+		for i := p.referenceSkipPairs(text, from); i < got && i+1 < len(text); i = p.referenceSkipPairs(text, i+1) {
+			if starts[i] {
+				t.Fatalf("skipPairs(%q, %d) = %d: past the keyword at %d", text, from, got, i)
+			}
+		}
+		if got+1 < len(text) && p.referenceSkipPairs(text, got) != got {
+			t.Fatalf("skipPairs(%q, %d) = %d, where no pair begins a keyword", text, from, got)
+		}
+		var want, have []hit
+		p.referenceScan(text, func(h hit) { want = append(want, h) })
+		p.scan(text, func(h hit) { have = append(have, h) })
+		if !slices.Equal(have, want) {
+			t.Fatalf("scan(%q) found %v, the reference %v", text, have, want)
 		}
 	})
 }
