@@ -15,21 +15,13 @@ import (
 // gets an error, and no call is held for a client that is gone, and that
 // never got a requestState to come back with.
 func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
-	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
-	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	s := &session{g: g, client: "c"}
+	s := idleExchangeSession(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Each run's select picks either; 64 runs all right leave the old
 	// order a chance of 2^-64.
 	for range 64 {
-		_, callCancel := context.WithCancel(context.Background())
-		x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
-			result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+		x := idleExchange(s.g)
 		a := &ask{key: "mcpgate-1", method: "sampling/createMessage", answer: make(chan callResult, 1)}
 		x.asks <- a
 		res, err := s.awaitExchange(ctx, x)
@@ -45,9 +37,9 @@ func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
 		default:
 			t.Fatal("the server's request got no answer: it waits on an exchange nobody will come back to")
 		}
-		g.mu.Lock()
-		parked := len(g.parked)
-		g.mu.Unlock()
+		s.g.mu.Lock()
+		parked := len(s.g.parked)
+		s.g.mu.Unlock()
 		if parked != 0 {
 			t.Fatalf("%d exchanges parked for a client that is gone", parked)
 		}
@@ -59,16 +51,8 @@ func TestExchangeOfAnEndedRequestIsNotParked(t *testing.T) {
 // client never gets the requestState, and the call was held until its TTL
 // (parkTTL), counted against the client's share of maxParked.
 func TestExchangeCancelledBeforeParkEnds(t *testing.T) {
-	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
-	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	s := &session{g: g, client: "c"}
-	_, callCancel := context.WithCancel(context.Background())
-	x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
-		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+	s := idleExchangeSession(t)
+	x := idleExchange(s.g)
 	a := &ask{key: "mcpgate-1", method: "sampling/createMessage", answer: make(chan callResult, 1)}
 	x.asks <- a
 	ctx := &cancelledOnceLooked{}
@@ -77,9 +61,9 @@ func TestExchangeCancelledBeforeParkEnds(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("the exchange of a request cancelled before it was parked answered %s, %v; want context.Canceled", res, err)
 	}
-	g.mu.Lock()
-	parked := len(g.parked)
-	g.mu.Unlock()
+	s.g.mu.Lock()
+	parked := len(s.g.parked)
+	s.g.mu.Unlock()
 	if parked != 0 {
 		t.Errorf("%d exchanges parked for a request cancelled before it was answered", parked)
 	}
@@ -116,23 +100,36 @@ func (c *cancelledOnceLooked) Err() error {
 // outcome, not the cancellation: the audit trail records what the server
 // did. The wait picked either at random.
 func TestExchangeAnsweredAsItIsCancelled(t *testing.T) {
-	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
-	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	s := &session{g: g, client: "c"}
+	s := idleExchangeSession(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// 64 runs all right leave the random pick a chance of 2^-64.
 	for range 64 {
-		_, callCancel := context.WithCancel(context.Background())
-		x := &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
-			result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
+		x := idleExchange(s.g)
 		x.result <- callResult{res: json.RawMessage(`{"content":[]}`)}
 		if res, err := s.awaitExchange(ctx, x); err != nil || string(res) != `{"content":[]}` {
 			t.Fatalf("an exchange whose server had answered, its request cancelled: %s, %v; want the server's answer", res, err)
 		}
 	}
+}
+
+// idleExchangeSession is client "c"'s session on a gateway whose one
+// server is never started: the exchange tests drive awaitExchange alone.
+func idleExchangeSession(t *testing.T) *session {
+	t.Helper()
+	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
+	g, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return &session{g: g, client: "c"}
+}
+
+// idleExchange is an exchange of client "c"'s tools/call to the idle
+// server, held by "c", with nothing in it yet.
+func idleExchange(g *Gateway) *exchange {
+	_, callCancel := context.WithCancel(context.Background())
+	return &exchange{g: g, id: newSessionID(), up: &upstream{name: "idle"}, method: methodToolsCall, name: "idle__ask", client: "c", holder: "c", cancel: callCancel,
+		result: make(chan callResult, 1), asks: make(chan *ask, maxPendingAsks), done: make(chan struct{}), pending: map[string]*ask{}}
 }
