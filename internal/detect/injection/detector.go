@@ -35,6 +35,9 @@ type Detector struct {
 	// numbers) with two loads, inline.
 	pairLen [1 << 10]uint64
 	lastLen [256]uint64
+	// maxUnicode is maxUnicodeFindings; tests lower it to reach it with
+	// short texts.
+	maxUnicode int
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
 	// quietPhrases).
@@ -80,7 +83,7 @@ var defaultDetector = sync.OnceValue(func() *Detector {
 func Default() *Detector { return defaultDetector() }
 
 func newDetector(enabled kindSet, definitions bool) *Detector {
-	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}}
+	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}, maxUnicode: maxUnicodeFindings}
 	for _, r := range rules {
 		if r.definitionsOnly && !definitions {
 			continue
@@ -249,7 +252,7 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // scanPhrases appends to s.out the Unicode findings of text and the
 // matches of the phrase rules, on its matching form.
 func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
-	s.n.found = s.n.found[:0]
+	s.n.resetFound(findingCap{d.maxUnicode, 0, len(text)})
 	s.n.normalize(text, false, true)
 	for _, f := range s.n.found {
 		if d.enabled.has(f.Kind) {

@@ -169,6 +169,8 @@ type normalizer struct {
 	src      []int32
 	nonASCII bool
 	found    []rawFinding
+	cap      findingCap
+	tally    unicodeTally
 }
 
 func (n *normalizer) emit(c byte, at int, withMap bool) {

@@ -135,6 +135,7 @@ func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers in
 	for _, p := range pieces {
 		s.out = append(s.out, p.found...)
 	}
+	s.out = capUnicode(s.out, d.maxUnicode)
 	return s.out, true
 }
 
@@ -142,8 +143,9 @@ func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers in
 // it finds in text[p.lo:p.hi].
 func (d *Detector) scanPiece(s *scanner, text string, p *piece) bool {
 	sub := text[p.from:p.to]
+	lo, hi := p.lo-p.from, p.hi-p.from
 	var runs letterRun
-	if !d.quietPhrases(s, sub, &runs) {
+	if !d.quietPhrasesCapped(s, sub, &runs, findingCap{d.maxUnicode, lo, hi}) {
 		return false
 	}
 	p.runs = s.runs
@@ -156,7 +158,6 @@ func (d *Detector) scanPiece(s *scanner, text string, p *piece) bool {
 	if d.enabled.has(KindEncodedPayload) {
 		found = d.scanEncoded(sub, found, &runs)
 	}
-	lo, hi := p.lo-p.from, p.hi-p.from
 	for _, f := range found {
 		if lo <= f.Start && f.Start < hi {
 			f.Start += p.from

@@ -36,10 +36,15 @@ import (
 // leaves in s.n.found the Unicode findings of text, as normalize finds
 // them. False means it could not tell (or a rule may match).
 func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
+	return d.quietPhrasesCapped(s, text, runs, findingCap{d.maxUnicode, 0, len(text)})
+}
+
+// quietPhrasesCapped is quietPhrases with the Unicode findings capped by c.
+func (d *Detector) quietPhrasesCapped(s *scanner, text string, runs *letterRun, c findingCap) bool {
 	if strings.Contains(text, "<|") {
 		return false // a special token, or the start of one: rare
 	}
-	s.n.found = s.n.found[:0]
+	s.n.resetFound(c)
 	// The walk's regexp runs are counted as the full scan counts its own,
 	// against a budget the full scan's is never above (formLen, the
 	// form's ASCII word bytes, is at most len(text)): past it, the walk
@@ -739,7 +744,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	if coreLo < 0 || coreHi < 0 || coreHi-coreLo > maxWindow {
 		return 0, false
 	}
-	found := len(s.n.found)
+	mark := s.n.markFound()
 	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
 	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
@@ -747,7 +752,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 		if lo < 0 || hi < 0 {
 			return 0, false
 		}
-		s.n.found = s.n.found[:found]
+		s.n.backToMark(mark)
 		s.n.b = s.n.b[:0]
 		s.n.appendForm(text, lo, coreLo, false, false)
 		cl := len(s.n.b)

@@ -82,14 +82,131 @@ func (n *normalizer) classify(text string, i int, r rune, size int) int {
 	return 0
 }
 
+// maxUnicodeFindings caps the findings of each Unicode kind in one text:
+// a result of megabytes of nothing but "\u202e " would otherwise be a
+// million findings, held by every list they pass through (once ~1 GB of
+// peak memory for 15 MiB). Past the cap, the kind's findings are the first
+// maxUnicodeFindings and the last one: the kinds found, so the policy's
+// verdict and the kinds its reason names, stay those of the whole list,
+// and the findings of other kinds are never covered by a long one.
+const maxUnicodeFindings = 256
+
+// unicodeKinds are the kinds addUnicode records, each capped on its own.
+var unicodeKinds = [...]string{KindHiddenUnicode, KindTagSmuggling, KindBidiControl}
+
+func unicodeKindIndex(kind string) (int, bool) {
+	switch kind {
+	case KindHiddenUnicode:
+		return 0, true
+	case KindTagSmuggling:
+		return 1, true
+	case KindBidiControl:
+		return 2, true
+	}
+	return 0, false
+}
+
+// findingCap is how a normalizer caps its Unicode findings: max of each
+// kind (0: no cap), counting those starting in [lo, hi) only. A piece of a
+// text is walked in its context, whose findings belong to its neighbours:
+// they are kept as they are (the context is bounded), and the piece's own
+// findings are capped as the whole text's are, so that the merge can cap
+// again (capUnicode) and find what the whole scan finds.
+type findingCap struct {
+	max, lo, hi int
+}
+
+// unicodeTally is what addUnicode knows of the findings recorded so far.
+type unicodeTally struct {
+	n    int                    // len(found)
+	last int                    // 1 + the index in found of the finding recorded last, 0 for none
+	kept [len(unicodeKinds)]int // findings counted, per kind
+	// over is, per kind past the cap, the index in found of the one
+	// finding standing for all those past it: the latest.
+	over [len(unicodeKinds)]int
+}
+
+// resetFound empties n.found, to be capped by c.
+func (n *normalizer) resetFound(c findingCap) {
+	n.found = n.found[:0]
+	n.cap = c
+	n.tally = unicodeTally{}
+}
+
+// foundMark is a point to come back to in the recording of findings.
+type foundMark struct {
+	tally unicodeTally
+	over  [len(unicodeKinds)]rawFinding
+}
+
+func (n *normalizer) markFound() foundMark {
+	m := foundMark{tally: n.tally}
+	m.tally.n = len(n.found)
+	for k, kept := range n.tally.kept {
+		if n.cap.max > 0 && kept > n.cap.max {
+			m.over[k] = n.found[n.tally.over[k]]
+		}
+	}
+	return m
+}
+
+// backToMark forgets the findings recorded since m was made.
+func (n *normalizer) backToMark(m foundMark) {
+	n.found = n.found[:m.tally.n]
+	n.tally = m.tally
+	for k, kept := range n.tally.kept {
+		if n.cap.max > 0 && kept > n.cap.max {
+			n.found[n.tally.over[k]] = m.over[k]
+		}
+	}
+}
+
 // addUnicode records a finding, extending the previous one when the same
 // kind continues without a gap: a run of hidden characters is one finding.
+// Past the cap, the finding replaces the kind's last one.
 func (n *normalizer) addUnicode(kind string, start, end int) {
-	if k := len(n.found); k > 0 && n.found[k-1].Kind == kind && n.found[k-1].End == start {
-		n.found[k-1].End = end
+	t := &n.tally
+	if t.last > 0 && n.found[t.last-1].Kind == kind && n.found[t.last-1].End == start {
+		n.found[t.last-1].End = end
 		return
 	}
+	if k, ok := unicodeKindIndex(kind); ok && n.cap.max > 0 && n.cap.lo <= start && start < n.cap.hi {
+		t.kept[k]++
+		switch {
+		case t.kept[k] > n.cap.max+1:
+			n.found[t.over[k]] = rawFinding{Kind: kind, Start: start, End: end}
+			t.last = t.over[k] + 1
+			return
+		case t.kept[k] == n.cap.max+1:
+			t.over[k] = len(n.found)
+		}
+	}
 	n.found = append(n.found, rawFinding{Kind: kind, Start: start, End: end})
+	t.last = len(n.found)
+}
+
+// capUnicode applies the cap of max findings of each Unicode kind to
+// found, in place, as addUnicode does: the first max of each kind, and
+// the last. The pieces of a text, each capped, are capped again once
+// merged: the first max of the whole text are among the first max of its
+// pieces, and its last is the last of its last piece.
+func capUnicode(found []rawFinding, max int) []rawFinding {
+	var kept, over [len(unicodeKinds)]int
+	out := found[:0]
+	for _, f := range found {
+		if k, ok := unicodeKindIndex(f.Kind); ok && max > 0 {
+			kept[k]++
+			switch {
+			case kept[k] > max+1:
+				out[over[k]] = f
+				continue
+			case kept[k] == max+1:
+				over[k] = len(out)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // flagSequenceLen returns the length of the emoji subdivision flag that
