@@ -100,6 +100,11 @@ type fakeBehaviour struct {
 	// (fakeinput_test.go). Prompts and resources take it too, in their "do".
 	Input      []fakeRound `json:"input"`
 	EndListens bool        `json:"end_listens"` // end every open subscriptions/listen first, from the server's side
+	// A server that goes on with a call its client gave up on (it may
+	// still ask about it): the cancellation is noted, not obeyed.
+	IgnoreCancel  bool   `json:"ignore_cancel"`   // go on when the call is cancelled
+	CancelledFile string `json:"cancelled_file"`  // with ignore_cancel: create this file when the cancellation comes
+	AskResultFile string `json:"ask_result_file"` // with ask: write what came back to this file too (an answer nobody waits for any more)
 }
 
 // fakeBurst is a burst of large messages.
@@ -532,6 +537,12 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, fmt.Errorf("%w: %s has no tool %q", jsonrpc.ErrInvalidParams, f.spec.Name, p.Name)
 	}
 	do := tool.Do
+	if do.IgnoreCancel {
+		if do.CancelledFile != "" {
+			context.AfterFunc(ctx, func() { os.WriteFile(do.CancelledFile, nil, 0o644) })
+		}
+		ctx = context.WithoutCancel(ctx)
+	}
 	if do.StopReading {
 		f.deaf.Store(true)
 	}
@@ -606,6 +617,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		text := "client answered: " + string(res)
 		if err != nil {
 			text = "client failed: " + err.Error()
+		}
+		if do.AskResultFile != "" {
+			os.WriteFile(do.AskResultFile, []byte(text+"\n"), 0o644)
 		}
 		if n := do.NotifyAfter; n != nil {
 			f.conn.Notify(ctx, n.Method, n.Params)

@@ -55,6 +55,10 @@ type Options struct {
 	// right after). What it returns is the handler's context: it may carry
 	// what was learned on arrival.
 	Received func(ctx context.Context, msg *Message) context.Context
+	// LateAnswer, if not nil, is told on the reader goroutine of the id of
+	// an answer to a call given up on (see Call.Abandon) that came after
+	// all: the peer is done with that call. It must not block.
+	LateAnswer func(id ID)
 	// Refused, if not nil, is told of each request the Conn answers itself
 	// with an error, no handler running: a duplicate id, one past
 	// MaxInFlight, one over the size limit or invalid. msg has the id, and
@@ -290,7 +294,7 @@ func (c *Conn) rejectTooLarge(e *TooLargeError) {
 		// Matched by value, as an answer is (see serveIn).
 		c.badInput(fmt.Errorf("response to request %s: %v", id, e))
 		if !c.deliver(callID, nil, e) {
-			c.wasAbandoned(callID)
+			c.lateAnswer(callID)
 		}
 		return
 	}
@@ -473,7 +477,7 @@ func (c *Conn) serveIn(msg *Message, batch *batchCollector, here *func(), cork *
 		// spelling one another way (1.0) is matched by value, as a
 		// request's id is.
 		id := msg.ID.key()
-		if !c.deliverWith(id, msg.Result, err, cork) && !c.wasAbandoned(id) {
+		if !c.deliverWith(id, msg.Result, err, cork) && !c.lateAnswer(id) {
 			c.badInput(fmt.Errorf("response to unknown request id %s", msg.ID))
 		}
 		return nil
@@ -937,6 +941,18 @@ func (c *Conn) wasAbandoned(id ID) bool {
 	_, ok := c.abandoned[id]
 	delete(c.abandoned, id)
 	return ok
+}
+
+// lateAnswer reports (once) whether id belongs to an abandoned call, and
+// tells Options.LateAnswer when it does.
+func (c *Conn) lateAnswer(id ID) bool {
+	if !c.wasAbandoned(id) {
+		return false
+	}
+	if c.opts.LateAnswer != nil {
+		c.opts.LateAnswer(id)
+	}
+	return true
 }
 
 // newCall registers a call with a fresh id, before it is sent: no

@@ -163,7 +163,11 @@ func testLateAnswer(t *testing.T, giveUp func(*Call)) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	bad := make(chan error, 4)
-	client := NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{OnBadInput: func(err error) { bad <- err }}).Start()
+	late := make(chan ID, 4)
+	client := NewConn(NewLineStream(cr, cw, multiCloser{cr, cw}, 0), Options{
+		OnBadInput: func(err error) { bad <- err },
+		LateAnswer: func(id ID) { late <- id },
+	}).Start()
 	release := make(chan struct{})
 	server := NewConn(NewLineStream(sr, sw, multiCloser{sr, sw}, 0), Options{Handler: HandlerFunc(func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		<-release
@@ -195,6 +199,15 @@ func testLateAnswer(t *testing.T, giveUp func(*Call)) {
 	case err := <-bad:
 		t.Fatalf("also reported: %v", err)
 	default:
+	}
+	// The owner is told of the late answer: it may forget the call now.
+	select {
+	case id := <-late:
+		if id != call.ID() {
+			t.Fatalf("LateAnswer told of %s, want the abandoned call's %s", id, call.ID())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("LateAnswer was not told of the abandoned call's answer")
 	}
 }
 

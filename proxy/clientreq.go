@@ -15,8 +15,9 @@ import (
 // answer stream of ours). Over stdio nothing on the wire does: when only
 // one session has requests in flight to the server, it is that session's
 // (its most recent request stands for it); when several do, mcpgate cannot
-// tell, and refuses. A server run once per session ("isolation":
-// "session") never has that problem.
+// tell, and refuses. A call a client gave up on a moment ago counts as in
+// flight: the server may still ask about it (see givenup.go). A server run
+// once per session ("isolation": "session") never has that problem.
 
 type ctxRequestKey struct{}
 
@@ -177,9 +178,13 @@ type cause struct {
 	// named: the transport named a request of ours whose caller is gone
 	// (it was answered or given up meanwhile): no other may stand for it.
 	named bool
-	// sessions counts the sessions with requests in flight, when they are
-	// several and nothing names one (ambiguous).
+	// sessions counts the sessions with requests in flight or given up a
+	// moment ago, when they are several and nothing names one (ambiguous).
 	sessions int
+	// givenUpBy: nothing is in flight, but this session gave a call up a
+	// moment ago; the request may be about it, so no other session may
+	// stand in for the server's client.
+	givenUpBy *session
 }
 
 // causeOf finds the client request a server's request belongs to: the one
@@ -207,13 +212,19 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 			best = c
 		}
 	}
+	if !related.IsValid() && u.wire != nil {
+		u.wire.givenUp.sessionsInto(time.Now(), distinct)
+	}
 	switch {
 	case related.IsValid():
 		return cause{named: true}
-	case best == nil:
-		return cause{}
 	case len(distinct) > 1:
 		return cause{sessions: len(distinct)}
+	case best == nil:
+		for s := range distinct {
+			return cause{givenUpBy: s}
+		}
+		return cause{}
 	}
 	best.named = true
 	return cause{r: best.clientRequest, dl: best.dl, ok: true}
@@ -252,17 +263,18 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 		u.log.Warn("refused a server request: the client request it came with has ended", "method", msg.Method)
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: the request of ours it came with has already ended, and no other client is guessed", msg.Method)
 	case ambiguous > 1:
-		u.log.Warn("refused a server request: requests from several client sessions are in flight to the server and its transport does not say which one it belongs to; run it once per session with \"isolation\": \"session\"", "method", msg.Method, "sessions", ambiguous)
-		if msg.Method == methodRootsList && u.cfg.Roots != nil {
-			return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
-		}
-		return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: requests from %d client sessions are in flight to %q and nothing says which one this belongs to, so no client is guessed (the operator can set \"isolation\": \"session\" for this server)", msg.Method, ambiguous, u.name)
+		return u.refuseAmbiguous(msg, ambiguous)
 	case ok && c.r.env != nil:
 		return u.askModernClient(ctx, c.r, msg)
 	case !ok && u.owner != nil:
 		s = u.owner // an isolated instance serves one session only
 	case !ok:
 		s = u.g.onlySession(ctx)
+	}
+	if c.givenUpBy != nil && s != nil && s != c.givenUpBy {
+		// The one session there is did not give the call up: the request
+		// may be about the other's.
+		return u.refuseAmbiguous(msg, 2)
 	}
 	// roots/list that no client can answer is answered from the config: the
 	// operator said what this server may see.
@@ -282,6 +294,16 @@ func (u *upstream) serveClientRequest(ctx context.Context, msg *jsonrpc.Message)
 		u.g.trackElicitation(u, msg.Params, s)
 	}
 	return s.callClient(ctx, c.r.id, msg.Method, msg.Params)
+}
+
+// refuseAmbiguous answers a server request that could be that of any of
+// sessions client sessions: not to a guessed one.
+func (u *upstream) refuseAmbiguous(msg *jsonrpc.Message, sessions int) (json.RawMessage, error) {
+	u.log.Warn("refused a server request: requests from several client sessions are in flight to the server (or were given up by their client moments ago) and its transport does not say which one it belongs to; run it once per session with \"isolation\": \"session\"", "method", msg.Method, "sessions", sessions)
+	if msg.Method == methodRootsList && u.cfg.Roots != nil {
+		return mustJSON(map[string]any{"roots": u.cfg.Roots}), nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.ErrInternal, "mcpgate cannot pass %s to a client: requests from %d client sessions are in flight to %q or were given up by their client moments ago, and nothing says which one this belongs to, so no client is guessed (the operator can set \"isolation\": \"session\" for this server)", msg.Method, sessions, u.name)
 }
 
 // askModernClient passes a server's request to the modern client whose

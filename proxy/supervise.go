@@ -224,6 +224,7 @@ func (u *upstream) connect() (*wire, error) {
 	out := newOutbox(l, upstreamQueueBytes, false, u.g.live().cfg.StopGrace, func(queued int) {
 		u.log.Warn("upstream is not reading: notifications to it (cancellations, roots changes) are dropped until it catches up", "queued_bytes", queued)
 	})
+	givenUp := new(givenUpCalls)
 	conn := jsonrpc.NewConn(out, jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(u.handle),
 		OnBadInput: func(err error) {
@@ -234,8 +235,9 @@ func (u *upstream) connect() (*wire, error) {
 		MaxInFlight:      maxServerRequests,
 		MaxInFlightBytes: maxServerRequestBytes,
 		Received:         u.arrived,
+		LateAnswer:       givenUp.forget,
 	}).Start()
-	return &wire{conn: conn, out: out, link: l, listen: newUpListen()}, nil
+	return &wire{conn: conn, out: out, link: l, listen: newUpListen(), givenUp: givenUp}, nil
 }
 
 // awaitEnd waits for the connection to end (a crash, or the server closing

@@ -82,6 +82,9 @@ type wire struct {
 	link   link
 	modern atomic.Bool // the server speaks the modern era: requests carry the envelope
 	listen *upListen   // a modern server's subscriptions/listen (see upstreamlisten.go)
+	// givenUp: calls over this connection that their clients gave up on
+	// (see givenup.go)
+	givenUp *givenUpCalls
 }
 
 // eraLink is a link whose transport differs by era (HTTP: headers,
@@ -298,11 +301,13 @@ func (u *upstream) callFailed(ctx context.Context, w *wire, call *jsonrpc.Call, 
 	switch {
 	case ctx.Err() != nil:
 		if call != nil {
+			u.gaveUp(ctx, w, call.ID())
 			u.sendCancel(w, call.ID(), "cancelled by the client")
 		}
 		return ctx.Err()
 	case dl.expired():
 		if call != nil {
+			u.gaveUp(ctx, w, call.ID())
 			u.sendCancel(w, call.ID(), "mcpgate timeout")
 		}
 		if dl.hitLimit() {
@@ -337,6 +342,15 @@ func (u *upstream) closedError(method string, l link) error {
 		return jsonrpc.Errorf(errUnavailable, "upstream %q: its connection closed during %s", u.name, method)
 	}
 	return jsonrpc.Errorf(errUnavailable, "upstream %q is unavailable: %s (during %s)", u.name, l.reason(2*time.Second), method)
+}
+
+// gaveUp remembers that the client request ctx serves gave up its call
+// upID over w before the server answered (see givenup.go): before the
+// server is told, which may then ask about it all the same.
+func (u *upstream) gaveUp(ctx context.Context, w *wire, upID jsonrpc.ID) {
+	if r, ok := requestFrom(ctx); ok {
+		w.givenUp.add(r.s, upID, time.Now(), u.givenUpWindow())
+	}
 }
 
 // requestAbandoner is a link that holds resources for each request in

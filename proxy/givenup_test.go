@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// A call its client gave up on keeps its session a candidate for a
+// server's unnamed request for the server's timeout: with another
+// session's call in flight the request is ambiguous, never that other
+// session's. Once the window has passed, or the server has answered the
+// given-up call late, the lone call in flight takes it again. A session's
+// own given-up call does not make its own call ambiguous.
+func TestGivenUpCallKeepsItsSessionACandidate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := &session{id: "a"}, &session{id: "b"}
+		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
+		u.cfg.Timeout = 30 * time.Second
+		gaveUp := func(s *session, upID int64) {
+			u.wire.givenUp.add(s, jsonrpc.IntID(upID), time.Now(), u.givenUpWindow())
+		}
+		sentA, doneA := track(u, clientRequest{s: a, id: jsonrpc.StringID("req-a")})
+		sentA(jsonrpc.IntID(2))
+		defer doneA()
+
+		gaveUp(a, 7)
+		if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.s != a {
+			t.Errorf("with a's own call given up, a's request in flight got %+v, want a", c)
+		}
+		gaveUp(b, 1)
+		if c := u.causeOf(jsonrpc.IntID(900)); c.ok || c.sessions != 2 {
+			t.Errorf("with b's call given up and a's in flight: %+v, want ambiguous between 2", c)
+		}
+		time.Sleep(29 * time.Second)
+		if c := u.causeOf(jsonrpc.IntID(900)); c.ok || c.sessions != 2 {
+			t.Errorf("within the server's timeout: %+v, want still ambiguous", c)
+		}
+		time.Sleep(time.Second)
+		if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.s != a {
+			t.Errorf("after the server's timeout: %+v, want a's call in flight", c)
+		}
+		if n := len(u.wire.givenUp.calls); n != 0 {
+			t.Errorf("%d given-up calls still kept after their window", n)
+		}
+
+		gaveUp(b, 3)
+		u.wire.givenUp.forget(jsonrpc.IntID(3)) // the server answered it late
+		if c := u.causeOf(jsonrpc.IntID(900)); !c.ok || c.r.s != a {
+			t.Errorf("after the server answered b's given-up call: %+v, want a's call in flight", c)
+		}
+	})
+}
+
+// With nothing in flight, a call given up a moment ago still says whose
+// the server's request may be: causeOf names its session, so that the
+// one other session there is does not take it.
+func TestGivenUpCallWithNothingInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &session{id: "b"}
+		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
+		u.wire.givenUp.add(b, jsonrpc.IntID(1), time.Now(), u.givenUpWindow())
+		if c := u.causeOf(jsonrpc.IntID(900)); c.ok || c.givenUpBy != b || c.sessions != 0 {
+			t.Errorf("causeOf = %+v, want given up by b", c)
+		}
+		time.Sleep(maxGivenUpWindow) // no timeout configured: the cap
+		if c := u.causeOf(jsonrpc.IntID(900)); c.givenUpBy != nil {
+			t.Errorf("after the window: %+v, want nothing", c)
+		}
+	})
+}
+
+// However many calls are given up, a connection keeps at most maxGivenUp,
+// the newest.
+func TestGivenUpCallsBounded(t *testing.T) {
+	var g givenUpCalls
+	now := time.Now()
+	s := &session{}
+	for i := range 3 * maxGivenUp {
+		g.add(s, jsonrpc.IntID(int64(i)), now, time.Minute)
+	}
+	if len(g.calls) != maxGivenUp || g.calls[0].upID != jsonrpc.IntID(2*maxGivenUp).String() {
+		t.Fatalf("kept %d calls from %s, want %d from %d", len(g.calls), g.calls[0].upID, maxGivenUp, 2*maxGivenUp)
+	}
+}
