@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -83,5 +87,49 @@ func TestGivenUpCallsBounded(t *testing.T) {
 	}
 	if len(g.calls) != maxGivenUp || g.calls[0].upID != jsonrpc.IntID(2*maxGivenUp).String() {
 		t.Fatalf("kept %d calls from %s, want %d from %d", len(g.calls), g.calls[0].upID, maxGivenUp, 2*maxGivenUp)
+	}
+}
+
+// A call the server answered (with an error) is not given up, though its
+// client cancelled right after, before callFailed ran: the server is done
+// with it and cannot ask about it, so remembering it would refuse other
+// sessions' server requests for the server's whole timeout.
+func TestAnsweredCallIsNotGivenUp(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	server := jsonrpc.NewConn(jsonrpc.NewLineStream(sr, sw, sr, 0), jsonrpc.Options{Handler: jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Message) (json.RawMessage, error) {
+		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "no such thing")
+	})}).Start()
+	defer server.Close()
+	out := newOutbox(jsonrpc.NewLineStream(cr, cw, cr, 0), upstreamQueueBytes, false, time.Second, nil)
+	conn := jsonrpc.NewConn(out, jsonrpc.Options{}).Start()
+	defer conn.Close()
+	u := &upstream{g: &Gateway{}, name: "shared"}
+	w := &wire{conn: conn, out: out, givenUp: new(givenUpCalls)}
+
+	b := &session{id: "b"}
+	for _, giveUp := range []string{"cancelled", "deadline"} {
+		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), ctxRequestKey{}, &clientRequest{s: b, id: jsonrpc.IntID(1)}))
+		call, err := conn.Go(ctx, methodToolsCall, json.RawMessage(`{"name":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = call.Wait(context.Background())
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			t.Fatalf("Wait = %v, want the server's error", err)
+		}
+		// The client's cancellation, or the deadline, after the answer came.
+		dl := new(deadline)
+		if giveUp == "cancelled" {
+			cancel()
+		} else {
+			dl.fired = true
+		}
+		u.callFailed(ctx, w, call, dl, methodToolsCall, err)
+		cancel()
+		if n := len(w.givenUp.calls); n != 0 {
+			t.Errorf("%s: the server answered the call, yet %d given-up calls are remembered", giveUp, n)
+		}
 	}
 }
