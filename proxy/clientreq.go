@@ -182,8 +182,8 @@ type cause struct {
 	// moment ago, when they are several and nothing names one (ambiguous).
 	sessions int
 	// givenUpBy: nothing is in flight, but this session gave a call up a
-	// moment ago; the request may be about it, so no other session may
-	// stand in for the server's client.
+	// moment ago (sessionGone: a session ended since); the request may be
+	// about it, so no other session may stand in for the server's client.
 	givenUpBy *session
 }
 
@@ -212,15 +212,19 @@ func (u *upstream) causeOf(serverReq jsonrpc.ID) cause {
 			best = c
 		}
 	}
+	ended := 0
 	if !related.IsValid() && u.wire != nil {
-		u.wire.givenUp.sessionsInto(time.Now(), distinct)
+		ended = u.wire.givenUp.sessionsInto(time.Now(), distinct)
 	}
 	switch {
 	case related.IsValid():
 		return cause{named: true}
-	case len(distinct) > 1:
-		return cause{sessions: len(distinct)}
+	case len(distinct)+ended > 1:
+		return cause{sessions: len(distinct) + ended}
 	case best == nil:
+		if ended > 0 {
+			return cause{givenUpBy: sessionGone}
+		}
 		for s := range distinct {
 			return cause{givenUpBy: s}
 		}

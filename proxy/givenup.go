@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -23,6 +24,9 @@ import (
 // once when the server answers late, since then it cannot ask about the
 // call any more; all forgotten with the connection (a restarted server
 // knows none of them). Expired lazily, on every add and lookup: no timer.
+// A session is held weakly: a stateless one is made for one request and
+// holds it (up to max_message_bytes), and one ended is still a candidate,
+// as sessionGone.
 
 const (
 	maxGivenUp       = 256
@@ -37,7 +41,7 @@ type givenUpCalls struct {
 }
 
 type givenUpCall struct {
-	s     *session
+	s     weak.Pointer[session]
 	upID  string // the id the call went upstream with, a copy of its own
 	until time.Time
 }
@@ -63,7 +67,7 @@ func (g *givenUpCalls) add(s *session, upID jsonrpc.ID, now time.Time, window ti
 		g.calls = slices.Delete(g.calls, 0, 1)
 	}
 	// Copied: a call's id may view the call's own memory, which is reused.
-	g.calls = append(g.calls, givenUpCall{s: s, upID: strings.Clone(upID.String()), until: now.Add(window)})
+	g.calls = append(g.calls, givenUpCall{s: weak.Make(s), upID: strings.Clone(upID.String()), until: now.Add(window)})
 }
 
 // forget drops the call upID: the server answered it.
@@ -81,18 +85,31 @@ func (g *givenUpCalls) forget(upID jsonrpc.ID) {
 	}
 }
 
-// sessionsInto adds to into the sessions with a call given up and
-// remembered at now.
-func (g *givenUpCalls) sessionsInto(now time.Time, into map[*session]bool) {
+// sessionGone stands for a session that gave a call up and has ended
+// since: no session alive is it.
+var sessionGone = &session{id: "(ended)"}
+
+// sessionsInto adds to into the sessions alive with a call given up and
+// remembered at now, and counts the ended ones.
+func (g *givenUpCalls) sessionsInto(now time.Time, into map[*session]bool) (ended int) {
 	if g == nil {
-		return
+		return 0
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expire(now)
+	var gone map[weak.Pointer[session]]bool
 	for _, c := range g.calls {
-		into[c.s] = true
+		if s := c.s.Value(); s != nil {
+			into[s] = true
+		} else if !gone[c.s] {
+			if gone == nil {
+				gone = map[weak.Pointer[session]]bool{}
+			}
+			gone[c.s] = true
+		}
 	}
+	return len(gone)
 }
 
 // expire forgets the calls remembered long enough. Guarded by g.mu.

@@ -301,13 +301,13 @@ func (u *upstream) callFailed(ctx context.Context, w *wire, call *jsonrpc.Call, 
 	switch {
 	case ctx.Err() != nil:
 		if call != nil {
-			u.gaveUp(ctx, w, call.ID())
+			u.gaveUp(ctx, w, call.ID(), err)
 			u.sendCancel(w, call.ID(), "cancelled by the client")
 		}
 		return ctx.Err()
 	case dl.expired():
 		if call != nil {
-			u.gaveUp(ctx, w, call.ID())
+			u.gaveUp(ctx, w, call.ID(), err)
 			u.sendCancel(w, call.ID(), "mcpgate timeout")
 		}
 		if dl.hitLimit() {
@@ -346,8 +346,14 @@ func (u *upstream) closedError(method string, l link) error {
 
 // gaveUp remembers that the client request ctx serves gave up its call
 // upID over w before the server answered (see givenup.go): before the
-// server is told, which may then ask about it all the same.
-func (u *upstream) gaveUp(ctx context.Context, w *wire, upID jsonrpc.ID) {
+// server is told, which may then ask about it all the same. err is how the
+// call ended: an answer of the server's (an error), though the client or
+// the deadline ended meanwhile, is not a call given up: the server is done
+// with it.
+func (u *upstream) gaveUp(ctx context.Context, w *wire, upID jsonrpc.ID, err error) {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errDeadline) {
+		return
+	}
 	if r, ok := requestFrom(ctx); ok {
 		w.givenUp.add(r.s, upID, time.Now(), u.givenUpWindow())
 	}
