@@ -252,7 +252,8 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 // scanPhrases appends to s.out the Unicode findings of text and the
 // matches of the phrase rules, on its matching form.
 func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
-	s.n.resetFound(findingCap{d.maxUnicode, 0, len(text)})
+	base := len(s.out)
+	s.n.resetFound(findingCap{max: d.maxUnicode, hi: len(text)})
 	s.n.normalize(text, false, true)
 	for _, f := range s.n.found {
 		if d.enabled.has(f.Kind) {
@@ -262,12 +263,16 @@ func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
 	if d.matchPhrases(s, s.n.b, false) {
 		// Matches are rare: only now map the matching form back to text.
 		s.n.normalize(text, true, false)
+		unicodeEnd := len(s.out)
 		for _, m := range s.matches {
 			if !d.enabled.has(m.kind) {
 				continue
 			}
 			start, end := s.n.origSpan(text, m.start, m.end)
 			s.out = append(s.out, rawFinding{Kind: m.kind, Start: start, End: end})
+		}
+		if s.n.tally.overCap(d.maxUnicode) {
+			s.out = d.recapUnicode(s, text, base, unicodeEnd)
 		}
 	}
 	return s.out

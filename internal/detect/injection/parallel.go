@@ -145,7 +145,7 @@ func (d *Detector) scanPiece(s *scanner, text string, p *piece) bool {
 	sub := text[p.from:p.to]
 	lo, hi := p.lo-p.from, p.hi-p.from
 	var runs letterRun
-	if !d.quietPhrasesCapped(s, sub, &runs, findingCap{d.maxUnicode, lo, hi}) {
+	if !d.quietPhrasesCapped(s, sub, &runs, findingCap{max: d.maxUnicode, lo: lo, hi: hi}) {
 		return false
 	}
 	p.runs = s.runs

@@ -36,7 +36,7 @@ import (
 // leaves in s.n.found the Unicode findings of text, as normalize finds
 // them. False means it could not tell (or a rule may match).
 func (d *Detector) quietPhrases(s *scanner, text string, runs *letterRun) bool {
-	return d.quietPhrasesCapped(s, text, runs, findingCap{d.maxUnicode, 0, len(text)})
+	return d.quietPhrasesCapped(s, text, runs, findingCap{max: d.maxUnicode, hi: len(text)})
 }
 
 // quietPhrasesCapped is quietPhrases with the Unicode findings capped by c.

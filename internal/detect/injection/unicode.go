@@ -1,6 +1,10 @@
 package injection
 
-import "unicode/utf8"
+import (
+	"cmp"
+	"slices"
+	"unicode/utf8"
+)
 
 // Hidden characters. The rules are decided per character, from its
 // neighbours; what is legitimate is spelled out here and in doc.go:
@@ -114,6 +118,20 @@ func unicodeKindIndex(kind string) (int, bool) {
 // again (capUnicode) and find what the whole scan finds.
 type findingCap struct {
 	max, lo, hi int
+	// covers (sorted, disjoint) are the phrase matches Scan keeps: past
+	// the cap, a finding starting inside one, which Scan drops, does not
+	// replace the kind's last (recapUnicode).
+	covers []rawFinding
+}
+
+// covered reports whether a finding starting at start is inside one of
+// c.covers, whose first ones, ending before start, it drops: the findings
+// come in the order of their starts.
+func (c *findingCap) covered(start int) bool {
+	for len(c.covers) > 0 && c.covers[0].End <= start {
+		c.covers = c.covers[1:]
+	}
+	return len(c.covers) > 0 && c.covers[0].Start <= start
 }
 
 // unicodeTally is what addUnicode knows of the findings recorded so far.
@@ -124,6 +142,19 @@ type unicodeTally struct {
 	// over is, per kind past the cap, the index in found of the one
 	// finding standing for all those past it: the latest.
 	over [len(unicodeKinds)]int
+	// passed is a finding past the cap not recorded, being covered
+	// (findingCap.covers): its run's rest is passed over with it.
+	passed rawFinding
+}
+
+// overCap reports whether some kind had findings dropped by a cap of max.
+func (t *unicodeTally) overCap(max int) bool {
+	for _, kept := range t.kept {
+		if max > 0 && kept > max+1 {
+			return true
+		}
+	}
+	return false
 }
 
 // resetFound empties n.found, to be capped by c.
@@ -170,10 +201,21 @@ func (n *normalizer) addUnicode(kind string, start, end int) {
 		n.found[t.last-1].End = end
 		return
 	}
+	if t.passed.Kind == kind && t.passed.End == start {
+		t.passed.End = end
+		return
+	}
+	t.passed = rawFinding{}
 	if k, ok := unicodeKindIndex(kind); ok && n.cap.max > 0 && n.cap.lo <= start && start < n.cap.hi {
 		t.kept[k]++
 		switch {
 		case t.kept[k] > n.cap.max+1:
+			if n.cap.covered(start) {
+				// The kind's last stays one Scan keeps, if it has any.
+				t.passed = rawFinding{Kind: kind, Start: start, End: end}
+				t.last = 0
+				return
+			}
 			n.found[t.over[k]] = rawFinding{Kind: kind, Start: start, End: end}
 			t.last = t.over[k] + 1
 			return
@@ -306,4 +348,37 @@ func isEmojiPart(r rune) bool {
 		r == 0xFE0F || r == 0xA9 || r == 0xAE || r == 0x203C || r == 0x2049 ||
 		r == 0x2122 || r == 0x2139 || r == 0x3030 || r == 0x303D || r == 0x3297 || r == 0x3299 ||
 		r == 0xE007F
+}
+
+// recapUnicode records text's Unicode findings again, where the cap
+// dropped some and phrase matches were found (s.out[unicodeEnd:]): a
+// finding inside a match is dropped by Scan, so a kind whose first max and
+// last were all inside matches would vanish where one of those the cap
+// dropped was not. Past the cap, the last kept is then the last outside
+// the matches Scan keeps. Matches are few (judged, within a budget), and
+// this walk is made only with them.
+func (d *Detector) recapUnicode(s *scanner, text string, base, unicodeEnd int) []rawFinding {
+	matches := append([]rawFinding(nil), s.out[unicodeEnd:]...)
+	slices.SortFunc(matches, func(a, b rawFinding) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.End, a.End)
+	})
+	covers, end := matches[:0:0], 0
+	for _, m := range matches {
+		if m.Start >= end {
+			covers = append(covers, m)
+			end = m.End
+		}
+	}
+	s.n.resetFound(findingCap{max: d.maxUnicode, lo: 0, hi: len(text), covers: covers})
+	s.n.normalize(text, false, true)
+	s.out = s.out[:base]
+	for _, f := range s.n.found {
+		if d.enabled.has(f.Kind) {
+			s.out = append(s.out, f)
+		}
+	}
+	return append(s.out, matches...)
 }
