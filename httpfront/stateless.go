@@ -29,6 +29,7 @@ type statelessStream struct {
 	answered chan struct{}         // closed once the final answer (or its absence) was written
 	closed   chan struct{}         // closed by Close: the session is over
 	hooked   chan struct{}         // closed when serve is set (see statelessdirect.go)
+	handed   chan struct{}         // closed once serveHere is done: Handed
 
 	serve func(msg *jsonrpc.Message, raw []byte, here bool) (job func()) // the session's (ServeDirect)
 
@@ -40,7 +41,7 @@ type statelessStream struct {
 
 func newStatelessStream(req *jsonrpc.Message, sse bool) *statelessStream {
 	return &statelessStream{req: req, sse: sse, out: make(chan postMsg), inbox: make(chan *jsonrpc.Message),
-		gone: make(chan struct{}), answered: make(chan struct{}), closed: make(chan struct{}), hooked: make(chan struct{})}
+		gone: make(chan struct{}), answered: make(chan struct{}), closed: make(chan struct{}), hooked: make(chan struct{}), handed: make(chan struct{})}
 }
 
 func (st *statelessStream) Read() ([]byte, error) {

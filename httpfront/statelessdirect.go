@@ -24,9 +24,15 @@ func (st *statelessStream) ServeDirect(serve func(msg *jsonrpc.Message, raw []by
 // once the session's reader has begun; not at all when the session ended
 // first (respond answers that).
 func (st *statelessStream) serveHere() {
+	defer close(st.handed)
 	select {
 	case <-st.hooked:
 		st.serve(st.req, nil, false) // false: a handler goroutine runs what is not inline
 	case <-st.closed:
 	}
 }
+
+// Handed is closed once the POST has handed the request to the session
+// (or found it ended): until then a session that ends (mcpgate shuts
+// down) waits for it, as proxy.Handoff says why.
+func (st *statelessStream) Handed() <-chan struct{} { return st.handed }

@@ -354,6 +354,9 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
+	if h, ok := stream.(Handoff); ok {
+		<-h.Handed()
+	}
 	if testHookClientLeft != nil {
 		testHookClientLeft()
 	}
@@ -387,6 +390,17 @@ func (g *Gateway) Serve(ctx context.Context, stream jsonrpc.Stream, opts ServeOp
 		return err
 	}
 	return nil
+}
+
+// Handoff is a stream whose request another goroutine hands to the
+// session (jsonrpc.DirectStream: an HTTP POST's). A session that ends
+// before that (mcpgate shuts down) waits for it: a request handed later
+// would start a handler after the session waited for its handlers, owned
+// by nobody, and served after the gateway closed (its audit trail, its
+// servers). Handed is closed once the request was handed, or found the
+// session ended; it must not wait on the session's end.
+type Handoff interface {
+	Handed() <-chan struct{}
 }
 
 // doneContext is done from the start: Conn.Wait with it tells, without
