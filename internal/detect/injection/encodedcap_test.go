@@ -26,7 +26,9 @@ func TestEncodedFindingsAreCapped(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	found := d.Scan(text, nil)
 	runtime.ReadMemStats(&after)
-	if n := after.TotalAlloc - before.TotalAlloc; n > maxAlloc {
+	// Under -race, a regexp machine (~80 KB) is made anew for one token in
+	// four, its pool's put dropped: 3 GB that the findings have no part in.
+	if n := after.TotalAlloc - before.TotalAlloc; n > maxAlloc && !raceEnabled {
 		t.Errorf("%q repeated to 4 MiB: Scan allocated %d MB, more than %d MB", unit, n>>20, maxAlloc>>20)
 	}
 	if len(found) != maxEncodedFindings+1 {
