@@ -38,6 +38,8 @@ type Detector struct {
 	// maxUnicode is maxUnicodeFindings; tests lower it to reach it with
 	// short texts.
 	maxUnicode int
+	// maxEncoded is maxEncodedFindings, lowered or 0 (no cap) likewise.
+	maxEncoded int
 	// unfiltered (tests only) tries every start, as if no rule had a
 	// prefix filter, and builds the matching form of every text (no
 	// quietPhrases).
@@ -83,7 +85,7 @@ var defaultDetector = sync.OnceValue(func() *Detector {
 func Default() *Detector { return defaultDetector() }
 
 func newDetector(enabled kindSet, definitions bool) *Detector {
-	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}, maxUnicode: maxUnicodeFindings}
+	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}, maxUnicode: maxUnicodeFindings, maxEncoded: maxEncodedFindings}
 	for _, r := range rules {
 		if r.definitionsOnly && !definitions {
 			continue

@@ -54,6 +54,12 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // means no such token starts before it, and it jumps past it (most text is
 // words, and most bytes are never looked at).
 func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
+	return d.scanEncodedCapped(text, found, runs, encodedCap{max: d.maxEncoded, hi: len(text)})
+}
+
+// scanEncodedCapped is scanEncoded with its findings capped by c.
+func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *letterRun, c encodedCap) []rawFinding {
+	c.base = len(found)
 	// i is 0 or follows a break: where a token may start.
 	for i := 0; i+minEncodedLen <= len(text); {
 		k := i + minEncodedLen - 1
@@ -70,7 +76,7 @@ func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun)
 		// on from its end. A blob of megabytes is then read once, not twice.
 		run, letters := base64End(text, i, runs)
 		j := tokenEnd(text, max(run, i+minEncodedLen), runs)
-		found = d.scanToken(text, i, j, run-i, letters-i, found)
+		found = d.scanToken(text, i, j, run-i, letters-i, found, &c)
 		i = j
 	}
 	return found
@@ -140,20 +146,21 @@ var tokenBreaks = func() (t [256]bool) {
 	return t
 }()
 
-// scanToken looks at one token text[i:j] for the three encodings.
+// scanToken looks at one token text[i:j] for the three encodings, and
+// adds what it finds to found through c.
 // firstRun, when not negative, is where the run of base64 bytes that
 // begins the token ends, and firstLetters where its letters end
 // (base64End(tok, 0)), already known: no '%' nor '\\' is a base64 byte,
 // so the escapes are looked for only past that run (a blob of megabytes
 // is not read again for them).
-func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding) []rawFinding {
+func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
 	percent, escapes := countEscapes(tok[max(firstRun, 0):])
 	if percent >= 3 && d.harmful(decodePercent(tok)) {
-		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
 	if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
-		return append(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
 	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
 	for k := 0; k < len(tok); {
@@ -170,7 +177,7 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, foun
 			end++
 		}
 		if m-k >= minEncodedLen && d.harmfulRun(tok[k:m], letters-k) {
-			found = append(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
+			found = c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
 		}
 		k = end
 	}

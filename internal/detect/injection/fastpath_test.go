@@ -72,6 +72,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 // minEncodedLen bytes or more, found byte by byte, its base64 runs all
 // found by scanToken.
 func scanEveryToken(d *Detector, text string) (found []rawFinding) {
+	c := encodedCap{max: d.maxEncoded, hi: len(text)}
 	for i := 0; i < len(text); {
 		if isTokenBreak(text[i]) {
 			i++
@@ -82,7 +83,7 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 			j++
 		}
 		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, -1, -1, found)
+			found = d.scanToken(text, i, j, -1, -1, found, &c)
 		}
 		i = j
 	}

@@ -135,7 +135,7 @@ func (d *Detector) scanInPieces(s *scanner, text string, n, minPiece, workers in
 	for _, p := range pieces {
 		s.out = append(s.out, p.found...)
 	}
-	s.out = capUnicode(s.out, d.maxUnicode)
+	s.out = capEncoded(capUnicode(s.out, d.maxUnicode), d.maxEncoded)
 	return s.out, true
 }
 
@@ -156,7 +156,7 @@ func (d *Detector) scanPiece(s *scanner, text string, p *piece) bool {
 		}
 	}
 	if d.enabled.has(KindEncodedPayload) {
-		found = d.scanEncoded(sub, found, &runs)
+		found = d.scanEncodedCapped(sub, found, &runs, encodedCap{max: d.maxEncoded, lo: lo, hi: hi})
 	}
 	for _, f := range found {
 		if lo <= f.Start && f.Start < hi {

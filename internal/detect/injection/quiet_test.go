@@ -20,10 +20,11 @@ func quietDetectors(tb testing.TB) []*Detector {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// capped reaches the cap of Unicode findings in short texts: the
-	// pieces and the quiet walk must cap as the whole scan does.
+	// capped reaches the caps of Unicode and encoded findings in short
+	// texts: the pieces and the quiet walk must cap as the whole scan does.
 	capped := newDetector(all, false)
 	capped.maxUnicode = 2
+	capped.maxEncoded = 2
 	return []*Detector{Default(), newDetector(all, true), some, capped}
 }
 
