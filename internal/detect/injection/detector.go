@@ -137,6 +137,10 @@ type scanner struct {
 	judged, judgeBudget int
 	runs, runBudget     int
 	flooded             bool
+	// recapFrom, when not 0, is where the phrase matches start in out,
+	// the Unicode findings before them to be recorded again once the
+	// encoded ones are known (recapUnicode); 0 for none due.
+	recapFrom int
 }
 
 // A match is judged in its sentence (framedAsExample, up to 300 bytes
@@ -234,7 +238,7 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 
 // scan returns every finding of text, overlapping ones included, in s.out.
 func (d *Detector) scan(s *scanner, text string) []rawFinding {
-	s.out = s.out[:0]
+	s.out, s.recapFrom = s.out[:0], 0
 	var runs letterRun
 	if !d.unfiltered && d.quietPhrases(s, text, &runs) {
 		for _, f := range s.n.found {
@@ -248,13 +252,15 @@ func (d *Detector) scan(s *scanner, text string) []rawFinding {
 	if d.enabled.has(KindEncodedPayload) {
 		s.out = d.scanEncoded(text, s.out, &runs)
 	}
-	return s.out
+	return d.recapUnicode(s, text)
 }
 
 // scanPhrases appends to s.out the Unicode findings of text and the
-// matches of the phrase rules, on its matching form.
+// matches of the phrase rules, on its matching form. Where a Unicode kind
+// passed its cap among phrase matches, it sets s.recapFrom: the last kept
+// of that kind is chosen once the encoded findings are known too.
 func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
-	base := len(s.out)
+	s.recapFrom = 0
 	s.n.resetFound(findingCap{max: d.maxUnicode, hi: len(text)})
 	s.n.normalize(text, false, true)
 	for _, f := range s.n.found {
@@ -274,7 +280,7 @@ func (d *Detector) scanPhrases(s *scanner, text string) []rawFinding {
 			s.out = append(s.out, rawFinding{Kind: m.kind, Start: start, End: end})
 		}
 		if s.n.tally.overCap(d.maxUnicode) {
-			s.out = d.recapUnicode(s, text, base, unicodeEnd)
+			s.recapFrom = unicodeEnd
 		}
 	}
 	return s.out

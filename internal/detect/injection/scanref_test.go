@@ -22,7 +22,7 @@ func (d *Detector) refScan(text string, dst []detect.Finding) []detect.Finding {
 	if d.enabled.has(KindEncodedPayload) {
 		s.out = d.scanEncoded(text, s.out, &runs)
 	}
-	found := s.out
+	found := d.recapUnicode(s, text)
 	slices.SortFunc(found, func(a, b rawFinding) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c

@@ -1,7 +1,6 @@
 package injection
 
 import (
-	"cmp"
 	"slices"
 	"unicode/utf8"
 )
@@ -118,7 +117,8 @@ func unicodeKindIndex(kind string) (int, bool) {
 // again (capUnicode) and find what the whole scan finds.
 type findingCap struct {
 	max, lo, hi int
-	// covers (sorted, disjoint) are the phrase matches Scan keeps: past
+	// covers (sorted, disjoint) are the phrase matches and encoded
+	// findings Scan keeps: past
 	// the cap, a finding starting inside one, which Scan drops, does not
 	// replace the kind's last (recapUnicode).
 	covers []rawFinding
@@ -351,22 +351,25 @@ func isEmojiPart(r rune) bool {
 }
 
 // recapUnicode records text's Unicode findings again, where the cap
-// dropped some and phrase matches were found (s.out[unicodeEnd:]): a
-// finding inside a match is dropped by Scan, so a kind whose first max and
-// last were all inside matches would vanish where one of those the cap
-// dropped was not. Past the cap, the last kept is then the last outside
-// the matches Scan keeps. Matches are few (judged, within a budget), and
-// this walk is made only with them.
-func (d *Detector) recapUnicode(s *scanner, text string, base, unicodeEnd int) []rawFinding {
-	matches := append([]rawFinding(nil), s.out[unicodeEnd:]...)
-	slices.SortFunc(matches, func(a, b rawFinding) int {
-		if c := cmp.Compare(a.Start, b.Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.End, a.End)
-	})
-	covers, end := matches[:0:0], 0
-	for _, m := range matches {
+// dropped some and phrase matches were found (s.recapFrom): a finding
+// inside a finding Scan keeps is dropped by Scan, so a kind whose first
+// max and last were all inside such findings would vanish where one of
+// those the cap dropped was not. Past the cap, the last kept is then the
+// last outside the findings Scan keeps among the phrase matches and the
+// encoded ones (s.out[s.recapFrom:]): a token covering a phrase's start
+// makes Scan drop the phrase, and keep the hidden characters inside it.
+// A Unicode finding covers no other finding's start, nor does a token
+// hold one (its bytes are ASCII), so these are the uncapped scan's
+// choice: the encoded findings the cap dropped covered no start. Matches
+// are few (judged, within a budget), and this walk is made only with them.
+func (d *Detector) recapUnicode(s *scanner, text string) []rawFinding {
+	if s.recapFrom == 0 {
+		return s.out
+	}
+	others := slices.Clone(s.out[s.recapFrom:])
+	slices.SortFunc(others, scanOrder)
+	covers, end := others[:0:0], 0
+	for _, m := range others {
 		if m.Start >= end {
 			covers = append(covers, m)
 			end = m.End
@@ -374,11 +377,12 @@ func (d *Detector) recapUnicode(s *scanner, text string, base, unicodeEnd int) [
 	}
 	s.n.resetFound(findingCap{max: d.maxUnicode, lo: 0, hi: len(text), covers: covers})
 	s.n.normalize(text, false, true)
-	s.out = s.out[:base]
+	s.out = s.out[:0]
 	for _, f := range s.n.found {
 		if d.enabled.has(f.Kind) {
 			s.out = append(s.out, f)
 		}
 	}
-	return append(s.out, matches...)
+	s.recapFrom = 0
+	return append(s.out, others...)
 }
