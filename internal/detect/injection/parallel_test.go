@@ -65,7 +65,7 @@ func TestPiecesAsWhole(t *testing.T) {
 		if samePieces(t, ds, text, 16, 4<<10) != len(ds) {
 			t.Errorf("%s: the pieces could not tell", name)
 		}
-		for range 30 {
+		for range raceScaled(30) {
 			at := r.IntN(len(text))
 			piece := text[at:min(len(text), at+r.IntN(8192))]
 			n := 2 + r.IntN(64)

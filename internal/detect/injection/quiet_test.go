@@ -135,7 +135,7 @@ func TestQuietAsFull(t *testing.T) {
 	for _, name := range realisticCorpora {
 		text := realisticText(t, name, 256<<10)
 		sameAsFull(t, ds, text)
-		for range 40 {
+		for range raceScaled(40) {
 			at := r.IntN(len(text))
 			piece := text[at:min(len(text), at+r.IntN(4096))]
 			sameAsFull(t, ds, piece)
@@ -157,7 +157,7 @@ func TestQuietAsFull(t *testing.T) {
 	}
 	tool := toolOutput64KT(t)
 	sameAsFull(t, ds, tool)
-	for range 300 {
+	for range raceScaled(300) {
 		at := r.IntN(len(tool))
 		piece := tool[at:min(len(tool), at+r.IntN(2048))]
 		sameAsFull(t, ds, mutate(r, piece, plant, 1+r.IntN(3)))
