@@ -116,22 +116,14 @@ func TestSubscribeJoinerGetsTheServersAnswer(t *testing.T) {
 	a, b := openSubscribeSession(t, g), openSubscribeSession(t, g)
 	ctx := context.Background()
 
-	aDone := make(chan error, 1)
-	go func() {
-		_, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
-		aDone <- err
-	}()
+	aDone := goCall(ctx, a, methodSubscribe, subscribeX)
 	waitForFile(t, filepath.Join(dir, "subscribe.1"))
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
-		bDone <- err
-	}()
+	bDone := goCall(ctx, b, methodSubscribe, subscribeX)
 	waitUntil(t, "both clients are counted", func() bool { return subscribersOf(g, "file:///x") == 2 })
 
 	touch(t, filepath.Join(dir, "fail"))
 	touch(t, filepath.Join(dir, "release"))
-	for name, done := range map[string]chan error{"first": aDone, "second": bDone} {
+	for name, done := range map[string]<-chan error{"first": aDone, "second": bDone} {
 		select {
 		case err := <-done:
 			if err == nil || !strings.Contains(err.Error(), "watch refused") {
@@ -162,11 +154,7 @@ func TestSubscribeCancelledInFlightIsUnsubscribed(t *testing.T) {
 	a := openSubscribeSession(t, g)
 
 	callCtx, cancel := context.WithCancel(context.Background())
-	aDone := make(chan error, 1)
-	go func() {
-		_, err := a.Call(callCtx, methodSubscribe, json.RawMessage(subscribeX))
-		aDone <- err
-	}()
+	aDone := goCall(callCtx, a, methodSubscribe, subscribeX)
 	waitForFile(t, filepath.Join(dir, "subscribe.1"))
 	// initialize was request 1, the subscribe is 2.
 	a.Notify(context.Background(), notifyCancelled, json.RawMessage(`{"requestId":2,"reason":"gone"}`))
@@ -221,7 +209,7 @@ func TestSubscribeJoinerWaitsForTheServer(t *testing.T) {
 	}
 
 	touch(t, filepath.Join(dir, "release"))
-	for name, done := range map[string]chan error{"first": aDone, "second": bDone} {
+	for name, done := range map[string]<-chan error{"first": aDone, "second": bDone} {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -255,24 +243,16 @@ func TestSubscribeDuringTheLastUnsubscribeSubscribesAfterIt(t *testing.T) {
 	if _, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX)); err != nil {
 		t.Fatal(err)
 	}
-	aDone := make(chan error, 1)
-	go func() {
-		_, err := a.Call(ctx, methodUnsubscribe, json.RawMessage(subscribeX))
-		aDone <- err
-	}()
+	aDone := goCall(ctx, a, methodUnsubscribe, subscribeX)
 	waitForFile(t, filepath.Join(dir, "unsubscribe.1"))
 
 	// # b subscribes meanwhile
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
-		bDone <- err
-	}()
+	bDone := goCall(ctx, b, methodSubscribe, subscribeX)
 	waitUntil(t, "the second client is counted", func() bool { return subscribersOf(g, "file:///x") == 1 })
 
 	// # the server answers the unsubscribe
 	touch(t, filepath.Join(dir, "release-unsubscribe"))
-	for name, done := range map[string]chan error{"unsubscribe": aDone, "subscribe": bDone} {
+	for name, done := range map[string]<-chan error{"unsubscribe": aDone, "subscribe": bDone} {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -299,11 +279,7 @@ func TestSubscribeInFlightMovedByAReloadIsSubscribed(t *testing.T) {
 	a := openSubscribeSession(t, g)
 	ctx := context.Background()
 
-	aDone := make(chan error, 1)
-	go func() {
-		_, err := a.Call(ctx, methodSubscribe, json.RawMessage(subscribeX))
-		aDone <- err
-	}()
+	aDone := goCall(ctx, a, methodSubscribe, subscribeX)
 	waitForFile(t, filepath.Join(dir, "subscribe.1"))
 
 	// # the server is replaced; its successor answers subscribes at once
@@ -334,4 +310,15 @@ func TestSubscribeInFlightMovedByAReloadIsSubscribed(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the subscriber got no answer")
 	}
+}
+
+// goCall makes a call on its own goroutine: its error comes on the channel
+// returned, so that a test can act while the call waits for the server.
+func goCall(ctx context.Context, c *jsonrpc.Conn, method, params string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, method, json.RawMessage(params))
+		done <- err
+	}()
+	return done
 }
