@@ -10,7 +10,9 @@ import (
 
 // FuzzSplitDecoding: a string decoded in two halves (unescapeAt, at any
 // split point) reads as it does decoded whole (unescape): the same text,
-// end, error; invalid UTF-8 (which outgrows its room) included.
+// end, error; invalid UTF-8 (which outgrows its room) included. And
+// readString reads it as the loop it replaced (readStringReference), into
+// a buffer with any room.
 func FuzzSplitDecoding(f *testing.F) {
 	f.Add(`{"t":"a\nb \"k\" \u00e9\ud83d\ude00 x\ud800 y/z\\\\"}`, 3, 0)
 	f.Add("\"\xff\xfe\xe2\x82 ab\xf0cd\\n\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff ef\"", 7, 2)
@@ -32,6 +34,7 @@ func FuzzSplitDecoding(f *testing.F) {
 		if !w.next() || !w.escaped() {
 			return
 		}
+		readsAsReference(t, w.msg, w.open+1, abs(prefix)%8, abs(at)%(len(msg)+16))
 		s := splitPoint(w.msg, w.open+1+abs(at)%(len(msg)-w.open), len(msg))
 		if s < 0 {
 			return
@@ -60,6 +63,32 @@ func FuzzSplitDecoding(f *testing.F) {
 			t.Fatalf("%q split at %d: the buffer returned has room for %d bytes, the one given %d", msg, s, cap(got), cap(dst))
 		}
 	})
+}
+
+// readsAsReference checks that readString reads msg's string from p as
+// readStringReference does, into a buffer holding prefix bytes with room
+// for room more: the same end, text and error, and nothing written past
+// its room (appendPlain stores whole words ahead of the text).
+func readsAsReference(t *testing.T, msg []byte, p, prefix, room int) {
+	t.Helper()
+	const guard = 16
+	buf := make([]byte, prefix+room+guard)
+	for i := range buf {
+		buf[i] = 0xa5
+	}
+	end, got, err := readString(msg, p, buf[:prefix:prefix+room])
+	wantEnd, want, wantErr := readStringReference(msg, p, make([]byte, prefix, prefix+room))
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) || end != wantEnd {
+		t.Fatalf("%q from %d: end %d, error %v; reference: end %d, error %v", msg, p, end, err, wantEnd, wantErr)
+	}
+	if err == nil && string(got[prefix:]) != string(want[prefix:]) {
+		t.Fatalf("%q from %d: read %q, reference %q", msg, p, got[prefix:], want[prefix:])
+	}
+	for i, c := range buf[prefix+room:] {
+		if c != 0xa5 {
+			t.Fatalf("%q from %d into room for %d: byte %d past the room written", msg, p, room, i)
+		}
+	}
 }
 
 func abs(n int) int {

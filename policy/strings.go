@@ -234,8 +234,8 @@ func memberName(msg []byte, i int) bool {
 // within msg is errNotTerminated, with dst as it was read so far.
 func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 	for {
-		k := nextSpecial(msg, p)
-		dst = append(dst, msg[p:k]...)
+		var k int
+		k, dst = appendPlain(dst, msg, p)
 		if k == len(msg) {
 			return 0, dst, errNotTerminated
 		}
@@ -265,6 +265,59 @@ func readString(msg []byte, p int, dst []byte) (int, []byte, error) {
 		}
 	}
 }
+
+// appendPlain appends to dst the bytes of msg from p to the first quote,
+// backslash or byte past ASCII, and returns that byte's index (len(msg)
+// if there is none). A text with escapes (JSON in a tool's text, logs)
+// has one every few dozen bytes: found by nextSpecial and copied by
+// append, each run of plain bytes paid two calls, most of the time taken
+// to decode it. Where dst has room, the first words of a run are
+// instead stored as they are loaded, then tested: the bytes stored past
+// the special one are in dst's room, not its length, and are written
+// over by what comes next. A long run goes on with nextSpecial's vector
+// search and one copy.
+func appendPlain(dst, msg []byte, p int) (int, []byte) {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	n := len(dst)
+	room := dst[:cap(dst)]
+	for words := 0; words < plainWords; {
+		if len(msg)-p < 8 || len(room)-n < 8 {
+			break
+		}
+		x := binary.LittleEndian.Uint64(msg[p:])
+		binary.LittleEndian.PutUint64(room[n:], x)
+		q := x ^ ('"' * ones)
+		s := x ^ ('\\' * ones)
+		m := ((q-ones)&^q | (s-ones)&^s | x) & highs
+		if m == 0 {
+			p += 8
+			n += 8
+			words++
+			continue
+		}
+		z := bits.TrailingZeros64(m) / 8
+		p += z
+		n += z
+		// A one-byte escape (a line break, a quote in JSON text) is taken
+		// here: no call for it.
+		if msg[p] != '\\' || len(msg)-p < 2 || shortEscapes[msg[p+1]] == 0 {
+			return p, room[:n]
+		}
+		room[n] = shortEscapes[msg[p+1]]
+		p += 2
+		n++
+		words = 0
+	}
+	k := nextSpecial(msg, p)
+	return k, append(room[:n], msg[p:k]...)
+}
+
+// plainWords is how many words appendPlain stores and tests before it
+// takes a run for a long one: past a line of text.
+const plainWords = 16
 
 // shortEscapes maps the byte after a backslash to what the escape stands
 // for, where that is one byte (0: none is).
