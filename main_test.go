@@ -75,6 +75,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"onefile":        cmdOneFile,
 	"killpid":        cmdKillPID,
 	"perm":           cmdPerm,
+	"big-header":     cmdBigHeader,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
