@@ -76,6 +76,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"killpid":        cmdKillPID,
 	"perm":           cmdPerm,
 	"big-header":     cmdBigHeader,
+	"conn-flood":     cmdConnFlood,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and
