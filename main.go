@@ -339,12 +339,19 @@ func serveMetrics(addr string, g *proxy.Gateway, log *slog.Logger, reloads *relo
 	}, nil
 }
 
+// maxHeaderBytes bounds a request's headers on every port mcpgate serves
+// HTTP on (431 past it). Go's default, a megabyte, is held for the header
+// deadline before any token is checked: 300 connections held 320 MB. A
+// real client's headers, Mcp-Param-* values and a bearer token included,
+// are a few KiB.
+const maxHeaderBytes = 64 << 10
+
 // metricsServer is the -metrics address's server. Nothing it serves
 // streams: every read and write has a deadline, and a keep-alive left idle
 // is closed, or any client that can reach the port could hold connections
 // (each a descriptor and a goroutine) for as long as mcpgate runs.
 func metricsServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, MaxHeaderBytes: maxHeaderBytes,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute} // a reload's answer may take a while: WriteTimeout counts from the request's headers
 }
 
@@ -368,7 +375,9 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	// No ReadTimeout: its deadline stays on the connection while a handler
 	// streams, and would end every event stream after it. Bodies get their
 	// own deadline in the front; IdleTimeout closes idle keep-alives.
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	limited := newConnLimit(ln, maxHTTPConns)
+	ln = limited
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, ConnState: limited.track}
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)

@@ -75,6 +75,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"onefile":        cmdOneFile,
 	"killpid":        cmdKillPID,
 	"perm":           cmdPerm,
+	"big-header":     cmdBigHeader,
+	"conn-flood":     cmdConnFlood,
 }
 
 // TestScriptREADME keeps testdata/script/README.md true: every program and

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,6 +32,8 @@ import (
 //
 //	send JSON            send one message
 //	send-many N JSON     send the same message N times (a flood)
+//	send-seq N JSON      send N messages: JSON with $n replaced by 1, 2, … N (N requests' ids);
+//	                     over HTTP, without waiting for any answer's headers
 //	send-env JSON        send one message, with $VAR and ${VAR} from the environment expanded
 //	send-raw JSON        send one message exactly as written, in either era: no envelope and,
 //	                     over HTTP, no automatic headers (those of header lines still go)
@@ -171,6 +174,19 @@ func mcpClientMain(args []string) int {
 			msg = c.prepare(msg, false)
 			for i := 0; i < n && err == nil; i++ {
 				err = t.send(msg, autoHeaders)
+			}
+		case "send-seq":
+			var n int
+			count, msg, _ := strings.Cut(rest, " ")
+			fmt.Sscan(count, &n)
+			if ht, ok := t.(*httpTransport); ok {
+				ht.noWait = true
+			}
+			for i := 1; i <= n && err == nil; i++ {
+				err = t.send(c.prepare(strings.ReplaceAll(msg, "$n", strconv.Itoa(i)), false), autoHeaders)
+			}
+			if ht, ok := t.(*httpTransport); ok {
+				ht.noWait = false
 			}
 		case "modern":
 			c.modern, err = parseModern(rest)

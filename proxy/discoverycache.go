@@ -128,7 +128,8 @@ func (d *discoveryCache) follow(added, gone []*upstream) {
 }
 
 // discoveryKey names a server's cache file: a hash of everything in its
-// config entry that decides what it is and answers. Env and header values
+// config entry that decides what it is and answers, and of a stdio
+// server's working directory. Env and header values
 // go in only hashed, and the key is itself a hash, so the file name tells
 // nothing of them.
 func discoveryKey(s config.Server) string {
@@ -142,6 +143,13 @@ func discoveryKey(s config.Server) string {
 		field("arg", a)
 	}
 	field("cwd", s.Cwd)
+	if s.Command != "" {
+		// The directory it runs in, as exec resolves it: the same entry in
+		// two projects' configs (a relative script, no cwd) is two servers.
+		if dir, err := filepath.Abs(s.Cwd); err == nil {
+			field("dir", dir)
+		}
+	}
 	field("url", s.URL)
 	field("protocol", s.Protocol)
 	for _, name := range slices.Sorted(maps.Keys(s.Env)) {

@@ -19,11 +19,15 @@ import (
 // answer to a call it never made. The connection remembers, for a while,
 // which sessions gave calls up, and causeOf counts them as candidates.
 //
-// Bounded: at most maxGivenUp per connection (the oldest forgotten first),
-// each for the server's timeout (at most maxGivenUpWindow); forgotten at
+// Bounded: at most maxGivenUp per connection, each for the server's timeout (at most maxGivenUpWindow); forgotten at
 // once when the server answers late, since then it cannot ask about the
 // call any more; all forgotten with the connection (a restarted server
 // knows none of them). Expired lazily, on every add and lookup: no timer.
+// Past the bound, a session's new call pushes out its own oldest, so that
+// a client abandoning calls by the hundred cannot push another's out and
+// take the questions about it; a call of a session not yet remembered
+// pushes out the oldest, and until that call's window ends an unknown
+// session counts as a candidate (pushedOutUntil).
 // A session is held weakly: a stateless one is made for one request and
 // holds it (up to max_message_bytes), and one ended is still a candidate,
 // as sessionGone.
@@ -38,6 +42,9 @@ const (
 type givenUpCalls struct {
 	mu    sync.Mutex
 	calls []givenUpCall // oldest first
+	// pushedOutUntil: a call pushed out by the bound is remembered as a
+	// session no longer known until then.
+	pushedOutUntil time.Time
 }
 
 type givenUpCall struct {
@@ -63,11 +70,17 @@ func (g *givenUpCalls) add(s *session, upID jsonrpc.ID, now time.Time, window ti
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expire(now)
+	ws := weak.Make(s)
 	if len(g.calls) >= maxGivenUp {
-		g.calls = slices.Delete(g.calls, 0, 1)
+		out := slices.IndexFunc(g.calls, func(c givenUpCall) bool { return c.s == ws })
+		if out < 0 {
+			out = 0
+			g.pushedOutUntil = g.calls[0].until
+		}
+		g.calls = slices.Delete(g.calls, out, out+1)
 	}
 	// Copied: a call's id may view the call's own memory, which is reused.
-	g.calls = append(g.calls, givenUpCall{s: weak.Make(s), upID: strings.Clone(upID.String()), until: now.Add(window)})
+	g.calls = append(g.calls, givenUpCall{s: ws, upID: strings.Clone(upID.String()), until: now.Add(window)})
 }
 
 // forget drops the call upID: the server answered it.
@@ -90,7 +103,8 @@ func (g *givenUpCalls) forget(upID jsonrpc.ID) {
 var sessionGone = &session{id: "(ended)"}
 
 // sessionsInto adds to into the sessions alive with a call given up and
-// remembered at now, and counts the ended ones.
+// remembered at now, and counts the ended ones (one more while a call
+// pushed out by the bound would still be remembered).
 func (g *givenUpCalls) sessionsInto(now time.Time, into map[*session]bool) (ended int) {
 	if g == nil {
 		return 0
@@ -108,6 +122,9 @@ func (g *givenUpCalls) sessionsInto(now time.Time, into map[*session]bool) (ende
 			}
 			gone[c.s] = true
 		}
+	}
+	if now.Before(g.pushedOutUntil) {
+		return len(gone) + 1
 	}
 	return len(gone)
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdBigHeader: big-header URL BYTES — sends a GET for URL whose headers
+// hold a header of BYTES bytes, written as it goes (a client that does not
+// stop at any limit), and prints the answer's status: "status 431".
+func cmdBigHeader(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: big-header URL BYTES")
+	}
+	u, err := url.Parse(args[0])
+	ts.Check(err)
+	size, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	conn, err := net.Dial("tcp", u.Host)
+	ts.Check(err)
+	defer conn.Close()
+	// Written on its own: the server may answer and close before all of
+	// it is sent, and the answer is what is printed.
+	go func() {
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nX-Big: ", u.RequestURI(), u.Host)
+		chunk := strings.Repeat("a", 4096)
+		for left := size; left > 0; left -= len(chunk) {
+			if _, err := conn.Write([]byte(chunk[:min(left, len(chunk))])); err != nil {
+				return
+			}
+		}
+		conn.Write([]byte("\r\n\r\n"))
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	ts.Check(err)
+	resp.Body.Close()
+	fmt.Fprintln(ts.Stdout(), "status", resp.StatusCode)
+}

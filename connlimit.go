@@ -1,0 +1,127 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// maxHTTPConns bounds the connections the HTTP front holds at once. Each
+// costs about 20 KB (a goroutine, its buffers) and up to maxHeaderBytes
+// more while its headers arrive, all before any token is checked; with
+// the descriptor limit the only bound, 10,000 idle keep-alives held
+// 200 MB for the 2-minute idle timeout, and a container's limit is often
+// a million. Far above what real clients open (a few each, max_sessions
+// is 1000 by default).
+const maxHTTPConns = 4096
+
+// connLimit is a listener that holds at most max connections open. At the
+// limit, a new connection closes the one idle longest (a keep-alive
+// between requests, which a client opens again as it would after the idle
+// timeout); with none idle it waits for one to close: the others are
+// reading headers (10 s at most) or serving requests.
+type connLimit struct {
+	net.Listener
+	max int
+
+	mu     sync.Mutex
+	open   int
+	idle   map[*limitedConn]time.Time // since when each idle one is
+	freed  chan struct{}              // a place came free, or a connection went idle (capacity 1)
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newConnLimit(ln net.Listener, max int) *connLimit {
+	return &connLimit{Listener: ln, max: max, idle: map[*limitedConn]time.Time{},
+		freed: make(chan struct{}, 1), closed: make(chan struct{})}
+}
+
+type limitedConn struct {
+	net.Conn
+	l    *connLimit
+	once sync.Once
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.l.release)
+	return err
+}
+
+// release gives a closed connection's place back.
+func (l *connLimit) release() {
+	l.mu.Lock()
+	l.open--
+	l.mu.Unlock()
+	l.wake()
+}
+
+// wake tells an Accept waiting for a place to look again.
+func (l *connLimit) wake() {
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
+
+// Accept takes the next connection first, so that a place is made (an
+// idle one closed) only for a connection that came; until it has one,
+// that connection holds a descriptor and nothing of the server's.
+func (l *connLimit) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		l.mu.Lock()
+		if l.open < l.max {
+			l.open++
+			l.mu.Unlock()
+			return &limitedConn{Conn: c, l: l}, nil
+		}
+		var oldest *limitedConn
+		for idle, since := range l.idle {
+			if oldest == nil || since.Before(l.idle[oldest]) {
+				oldest = idle
+			}
+		}
+		delete(l.idle, oldest)
+		l.mu.Unlock()
+		if oldest != nil {
+			oldest.Close() // its place comes free now
+			continue
+		}
+		select {
+		case <-l.freed:
+		case <-l.closed:
+			c.Close()
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+func (l *connLimit) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// track is the server's ConnState hook: it keeps which connections are
+// idle, and since when.
+func (l *connLimit) track(c net.Conn, state http.ConnState) {
+	lc, ok := c.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	if state == http.StateIdle {
+		l.idle[lc] = time.Now()
+	} else {
+		delete(l.idle, lc)
+	}
+	l.mu.Unlock()
+	if state == http.StateIdle {
+		l.wake() // an Accept waiting may close it
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// limitedServer serves "ok" behind a connLimit of max, and records the
+// most connections it ever held open.
+func limitedServer(t *testing.T, limit int) (l *connLimit, most func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = newConnLimit(ln, limit)
+	var mu sync.Mutex
+	high := 0
+	srv := &http.Server{ConnState: l.track, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		open := l.open
+		l.mu.Unlock()
+		mu.Lock()
+		high = max(high, open)
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	})}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		select {
+		case <-served:
+		case <-time.After(time.Minute):
+			t.Error("Serve did not return after Close")
+		}
+	})
+	return l, func() int { mu.Lock(); defer mu.Unlock(); return high }
+}
+
+// get sends a keep-alive GET on conn and reads its answer.
+func get(t *testing.T, conn net.Conn, r *bufio.Reader) {
+	t.Helper()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// waitIdle waits (up to a minute) for n connections to be idle.
+func waitIdle(t *testing.T, l *connLimit, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		l.mu.Lock()
+		idle := len(l.idle)
+		l.mu.Unlock()
+		if idle == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections idle, want %d", idle, n)
+		}
+		time.Sleep(time.Millisecond) // polling the server's state hook
+	}
+}
+
+// At the limit, a new connection is served in the place of the one idle
+// longest, which is closed: keep-alives left open cannot lock clients out.
+func TestConnLimitClosesTheOldestIdle(t *testing.T) {
+	l, most := limitedServer(t, 2)
+	var conns []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		get(t, c, bufio.NewReader(c))
+		conns = append(conns, c)
+		waitIdle(t, l, len(conns))
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	get(t, c, bufio.NewReader(c))
+	conns[0].SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := conns[0].Read(make([]byte, 1)); err == nil {
+		t.Errorf("the oldest idle connection read %d bytes, want it closed", n)
+	}
+	if m := most(); m > 2 {
+		t.Errorf("%d connections open at once, limit 2", m)
+	}
+}
+
+// Connections that are not idle (here, sending their headers) keep their
+// places: the next waits, and is served once one closes. However many
+// clients come at once, the limit holds and each is served.
+func TestConnLimitWaitsForAPlace(t *testing.T) {
+	l, most := limitedServer(t, 2)
+	var slow []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\n")
+		slow = append(slow, c)
+	}
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			get(t, c, bufio.NewReader(c))
+		})
+	}
+	slow[0].Close()
+	wg.Wait()
+	if m := most(); m > 2 {
+		t.Errorf("%d connections open at once, limit 2", m)
+	}
+}
+
+// A listener closed while Accept waits for a place ends Accept: Serve
+// returns (limitedServer's cleanup checks it).
+func TestConnLimitClosedWhileWaiting(t *testing.T) {
+	l, _ := limitedServer(t, 1)
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\n")
+	waiting, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiting.Close()
+}
