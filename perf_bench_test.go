@@ -187,9 +187,11 @@ func BenchmarkPerfBigResult(b *testing.B) {
 	}
 }
 
-// benchBigResult times calls of server's tool, for each stdio peer.
+// benchBigResult times calls of server's tool, for each stdio peer and
+// the relay that holds each line whole (the floor of a gateway that checks
+// a message before it passes it on: the relay overlaps its two hops).
 func benchBigResult(b *testing.B, server perfServer, tool string) {
-	for _, variant := range perfStdioPeers {
+	for _, variant := range append(perfStdioPeers[:len(perfStdioPeers):len(perfStdioPeers)], perfRelayWhole) {
 		b.Run(variant, func(b *testing.B) {
 			p := startPerfPeer(b, variant, []perfServer{server}, `"max_message_bytes": 67108864`)
 			small := perfToolCall(p.tool("fake", "small"), `{}`)
@@ -233,6 +235,7 @@ func benchPerfCalls(b *testing.B, hopPID, conc, warmup int, call func(answered c
 		b.Fatalf("warm-up: %v", err)
 	}
 	cpu := startCPUMeter(hopPID)
+	faults := startFaultMeter(hopPID)
 	b.ResetTimer()
 	run, err := timeCalls(b.N, conc, call)
 	b.StopTimer()
@@ -241,6 +244,7 @@ func benchPerfCalls(b *testing.B, hopPID, conc, warmup int, call func(answered c
 	}
 	run.report(b)
 	cpu.report(b, b.N)
+	faults.report(b, b.N)
 }
 
 // perfRun is the outcome of a timed run of calls.

@@ -18,10 +18,11 @@ import (
 // the same fakeupstream: the server itself, the relay floor in front of it,
 // and mcpgate in front of it, bare or with its default policies.
 const (
-	perfDirect   = "direct"           // the client starts the server itself
-	perfRelay    = "relay"            // relayfloor SERVER: two pipe hops, nothing else
-	perfGate     = "mcpgate"          // mcpgate with "policies": [] (the gateway alone)
-	perfPolicies = "mcpgate-policies" // mcpgate as configured by default (secrets, injection, poisoning)
+	perfDirect     = "direct"           // the client starts the server itself
+	perfRelay      = "relay"            // relayfloor SERVER: two pipe hops, nothing else
+	perfRelayWhole = "relay-whole"      // relayfloor -whole SERVER: the hops, each line held whole first (big results only)
+	perfGate       = "mcpgate"          // mcpgate with "policies": [] (the gateway alone)
+	perfPolicies   = "mcpgate-policies" // mcpgate as configured by default (secrets, injection, poisoning)
 )
 
 // perfServer is an upstream of a benchmark: its name in mcpgate's config
@@ -60,12 +61,15 @@ func startPerfPeer(b *testing.B, variant string, servers []perfServer, gateConfi
 // perfPeerCommand is the command that runs variant in front of servers.
 func perfPeerCommand(b *testing.B, variant string, servers []perfServer, gateConfig string) *exec.Cmd {
 	switch variant {
-	case perfDirect, perfRelay:
+	case perfDirect, perfRelay, perfRelayWhole:
 		if len(servers) != 1 {
 			b.Fatalf("the %s peer has exactly one server, not %d", variant, len(servers))
 		}
 		if variant == perfRelay {
 			return exec.Command("relayfloor", "fakeupstream", servers[0].spec)
+		}
+		if variant == perfRelayWhole {
+			return exec.Command("relayfloor", "-whole", "fakeupstream", servers[0].spec)
 		}
 		return exec.Command("fakeupstream", servers[0].spec)
 	case perfGate, perfPolicies:

@@ -67,7 +67,8 @@ func perfPipeSize(x any) int {
 }
 
 // The floors raise their pipes for a big message as mcpgate does, and only
-// then: the relay both of its pipes, the direct client the one it reads.
+// then: the relay (either way) both of its pipes, the direct client the one
+// it reads.
 func TestPerfFloorsRaisePipesForBigLines(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":7,"result":{"text":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n"
 	small := `{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"
@@ -80,32 +81,34 @@ func TestPerfFloorsRaisePipesForBigLines(t *testing.T) {
 		{"small", small, func(size int) bool { return size < perfBigPipe }, "the default"},
 		{"big", small + big, func(size int) bool { return size >= perfBigPipe }, "1 MiB or more"},
 	} {
-		t.Run("relay/"+c.name, func(t *testing.T) {
-			srcR, srcW := perfTestPipe(t)
-			dstR, dstW := perfTestPipe(t)
-			go func() {
-				io.WriteString(srcW, c.lines)
-				srcW.Close()
-			}()
-			drained := make(chan struct{})
-			go func() {
-				io.Copy(io.Discard, dstR)
-				close(drained)
-			}()
-			if err := copyLines(dstW, srcR); err != nil {
-				t.Fatal(err)
-			}
-			for _, end := range []struct {
-				name string
-				f    *os.File
-			}{{"from the server", srcR}, {"to the client", dstW}} {
-				if size := perfPipeSize(end.f); !c.want(size) {
-					t.Errorf("the pipe %s holds %d bytes; want %s", end.name, size, c.about)
+		for relay, whole := range map[string]bool{"relay": false, "relay-whole": true} {
+			t.Run(relay+"/"+c.name, func(t *testing.T) {
+				srcR, srcW := perfTestPipe(t)
+				dstR, dstW := perfTestPipe(t)
+				go func() {
+					io.WriteString(srcW, c.lines)
+					srcW.Close()
+				}()
+				drained := make(chan struct{})
+				go func() {
+					io.Copy(io.Discard, dstR)
+					close(drained)
+				}()
+				if err := copyLines(dstW, srcR, whole); err != nil {
+					t.Fatal(err)
 				}
-			}
-			dstW.Close()
-			<-drained
-		})
+				for _, end := range []struct {
+					name string
+					f    *os.File
+				}{{"from the server", srcR}, {"to the client", dstW}} {
+					if size := perfPipeSize(end.f); !c.want(size) {
+						t.Errorf("the pipe %s holds %d bytes; want %s", end.name, size, c.about)
+					}
+				}
+				dstW.Close()
+				<-drained
+			})
+		}
 		t.Run("client/"+c.name, func(t *testing.T) {
 			r, w := perfTestPipe(t)
 			client := newPerfClient(r, io.Discard)
