@@ -46,13 +46,22 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		jsonError(w, http.StatusServiceUnavailable, msg.ID, refused)
 		return
 	}
+	opts := proxy.ServeOptions{Stateless: true, Client: client, Checked: checked}
+	if call := f.g.ServeStateless(msg, opts); call != nil { // a plain tools/call: no session (see proxy/statelesscall.go)
+		defer f.serving.Done()
+		defer f.releaseStateless(listen, bodySize, client)
+		if answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done()); answer != nil {
+			newClientWriter(w, f.writeTimeout).json(servedStatus(answer), answer)
+		}
+		return
+	}
 	// A listen's notifications can only come on an event stream, whatever
 	// the client said it accepts.
 	st := newStatelessStream(msg, listen || acceptsEvents(r))
 	go func() {
 		defer f.serving.Done()
 		defer f.releaseStateless(listen, bodySize, client)
-		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: client, Checked: checked})
+		f.g.Serve(f.sessionsCtx, st, opts)
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
 	st.serveHere()
