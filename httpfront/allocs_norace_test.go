@@ -2,4 +2,4 @@
 
 package httpfront
 
-func maxModernCallAllocs() float64 { return 124 }
+func maxModernCallAllocs() float64 { return 120 }

@@ -73,6 +73,9 @@ type inlineCall struct {
 	// renamed holds the params as the server gets them when the name
 	// changes (see appendRenamed); kept across uses (see recycleFrom).
 	renamed []byte
+	// stripped holds the params as a legacy server gets them from a
+	// modern call, its envelope taken out; kept across uses as renamed is.
+	stripped []byte
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
@@ -197,7 +200,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rec.routed(rt, ic.name)
 	rec.Params = params
 	if ic.rc.req.env != nil {
-		params = withoutEnvelope(params) // as outgoing does for a legacy server
+		params = ic.withoutEnvelope(params) // as outgoing does for a legacy server
 	}
 	ic.dl = &ic.deadline
 	rt.up.initDeadline(ic.dl)

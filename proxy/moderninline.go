@@ -59,6 +59,17 @@ func (ic *inlineCall) inlineMeta(meta []byte) bool {
 	return ic.rc.req.env != nil && !bytes.Contains(meta, []byte(`"progressToken"`)) && !bytes.Contains(meta, []byte(`\u`))
 }
 
+// withoutEnvelope is withoutEnvelope(params) in the call's own buffer,
+// which it keeps for the next use (see inlinepool.go): the server's copy
+// of a modern call's params costs no allocation once the pool is warm.
+func (ic *inlineCall) withoutEnvelope(params json.RawMessage) json.RawMessage {
+	out := withoutEnvelopeIn(ic.stripped, params)
+	if len(out) > 0 && len(params) > 0 && &out[0] != &params[0] {
+		ic.stripped = out[:0]
+	}
+	return out
+}
+
 // modernAnswer is dispatchModern's part after serving, for a modern call.
 // A panic in it is an internal error, as dispatch makes it.
 func (ic *inlineCall) modernAnswer(res json.RawMessage, err error) (_ json.RawMessage, ferr error) {

@@ -52,7 +52,9 @@ func withoutMetaReference(obj json.RawMessage, keys ...string) json.RawMessage {
 }
 
 // FuzzWithoutEnvelope pins withoutMeta, which takes a modern request's
-// envelope out for a legacy server, to the reference above.
+// envelope out for a legacy server, to the reference above; and
+// withoutMetaIn too, given a buffer holding another call's params (an
+// inline call's, reused).
 func FuzzWithoutEnvelope(f *testing.F) {
 	for _, seed := range []string{
 		`{"name":"hello","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
@@ -74,6 +76,10 @@ func FuzzWithoutEnvelope(f *testing.F) {
 			got := withoutMeta(bytes.Clone(params), keys...)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("withoutMeta(%s, %q) = %s, want %s", params, keys, got, want)
+			}
+			dirty := append(make([]byte, 0, len(params)+8), `{"name":"another call","_meta":{}}`...)
+			if got := withoutMetaIn(dirty, bytes.Clone(params), keys...); !bytes.Equal(got, want) {
+				t.Fatalf("withoutMetaIn(buffer in use, %s, %q) = %s, want %s", params, keys, got, want)
 			}
 		}
 	})
