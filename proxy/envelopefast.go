@@ -83,7 +83,8 @@ func readCaps(raw json.RawMessage, caps *map[string]json.RawMessage) bool {
 // readImplementation is json.Unmarshal of raw into *impl, whose outcome
 // readEnvelope ignores: what it fills is what counts.
 func readImplementation(raw json.RawMessage, impl *implementation) {
-	ms, err := rawjson.SplitValid(raw)
+	var members [4]rawjson.Member // on the stack: the values are copied below
+	ms, err := rawjson.SplitValidInto(members[:0], raw)
 	if err != nil {
 		json.Unmarshal(raw, impl)
 		return

@@ -107,8 +107,8 @@ func TestReadEnvelopeAllocs(t *testing.T) {
 	fast := testing.AllocsPerRun(100, func() { readEnvelope(msg) })
 	slow := testing.AllocsPerRun(100, func() { readEnvelopeSlow(msg) })
 	t.Logf("allocations per envelope: %.0f (encoding/json: %.0f)", fast, slow)
-	if fast > 10 {
-		t.Errorf("reading an envelope takes %.0f allocations; want at most 10 (encoding/json's readers take %.0f)", fast, slow)
+	if fast > 6 {
+		t.Errorf("reading an envelope takes %.0f allocations; want at most 6 (encoding/json's readers take %.0f)", fast, slow)
 	}
 }
 
