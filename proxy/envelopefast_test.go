@@ -35,7 +35,7 @@ func readEnvelopeSlow(msg *jsonrpc.Message) (*envelope, error) {
 	if !ok {
 		return nil, nil
 	}
-	env := &envelope{}
+	env := &envelope{metaIsEnvelope: keptMembers(meta, envelopeKeys) == 0}
 	if json.Unmarshal(rawVersion, &env.version) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a protocol version is a string", metaProtocolVersion)
 	}

@@ -63,12 +63,29 @@ func (ic *inlineCall) inlineMeta(meta []byte) bool {
 // which it keeps for the next use (see inlinepool.go): the server's copy
 // of a modern call's params costs no allocation once the pool is warm.
 func (ic *inlineCall) withoutEnvelope(params json.RawMessage) json.RawMessage {
-	out := withoutEnvelopeIn(ic.stripped, params)
+	out := withoutEnvelopeOf(ic.stripped, params, ic.msg, ic.rc.req.env)
 	if len(out) > 0 && len(params) > 0 && &out[0] != &params[0] {
 		ic.stripped = out[:0]
 	}
 	return out
 }
+
+// withoutEnvelopeOf is withoutEnvelopeIn(buf, params) for params that may
+// be msg's, whose envelope env is: when its _meta was the envelope alone,
+// the params' split (made as msg was decoded) is all it takes, the params
+// without their _meta, rather than splitting params and _meta again.
+func withoutEnvelopeOf(buf []byte, params json.RawMessage, msg *jsonrpc.Message, env *envelope) json.RawMessage {
+	if env != nil && env.metaIsEnvelope && len(params) > 0 && len(params) == len(msg.Params) && &params[0] == &msg.Params[0] {
+		if ms, ok := msg.ParamMembers(); ok {
+			return appendObjectWithout(outBuffer(buf, len(params)), ms, metaKey)
+		}
+	}
+	return withoutEnvelopeIn(buf, params)
+}
+
+// metaKey is the one key appendObjectWithout takes out of a modern
+// call's params for a legacy server.
+var metaKey = []string{"_meta"}
 
 // modernAnswer is dispatchModern's part after serving, for a modern call.
 // A panic in it is an internal error, as dispatch makes it.
