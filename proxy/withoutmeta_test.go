@@ -97,8 +97,22 @@ func FuzzWithoutEnvelope(f *testing.F) {
 			want = withoutMetaReference(want, envelopeKeys...)
 		}
 		dirty := append(make([]byte, 0, len(params)+8), `{"name":"another call","_meta":{}}`...)
-		if got := withoutEnvelopeOf(dirty, msg.Params, msg, env); !bytes.Equal(got, want) {
+		if got := withoutEnvelopeOf(dirty, msg.Params, msg, env, ""); !bytes.Equal(got, want) {
 			t.Fatalf("withoutEnvelopeOf(%s) = %s, want %s", msg.Params, got, want)
+		}
+		// Renamed as an inline call renames them (appendRenamed), from the
+		// split its name was read in.
+		ms, ok := msg.ParamMembers()
+		if _, named := ms.Get("name"); !ok || !named {
+			return
+		}
+		renamed := appendRenamed(nil, ms, msg.Params, "upstream \"name\"")
+		want = renamed
+		if mayHoldEnvelope(renamed) {
+			want = withoutMetaReference(bytes.Clone(renamed), envelopeKeys...)
+		}
+		if got := withoutEnvelopeOf(dirty, renamed, msg, env, "upstream \"name\""); !bytes.Equal(got, want) {
+			t.Fatalf("withoutEnvelopeOf(%s renamed) = %s, want %s", msg.Params, got, want)
 		}
 	})
 }
