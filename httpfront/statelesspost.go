@@ -24,8 +24,10 @@ const methodListen = "subscriptions/listen"
 
 // serveModern serves a POST whose body carries the modern envelope: checked
 // (400 or 404 with a JSON-RPC error when it cannot be served), then served
-// by a gateway session of its own that ends with it. No session id is
-// minted or echoed; one the client sent is ignored.
+// without a session when it can (a plain tools/call: see
+// proxy/statelesscall.go), else by a gateway session of its own that ends
+// with it. No session id is minted or echoed; one the client sent is
+// ignored.
 func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, claim json.RawMessage, bodySize int) {
 	if !msg.IsRequest() {
 		// The modern era defines no notification from the client over HTTP
