@@ -2,4 +2,4 @@
 
 package httpfront
 
-func maxModernCallAllocs() float64 { return 156 }
+func maxModernCallAllocs() float64 { return 120 }

@@ -7,15 +7,17 @@ import (
 	"testing"
 )
 
-// A modern tools/call over HTTP is served by a gateway session of its own,
-// made and ended for the one request: what that takes is counted here, so
+// A modern tools/call over HTTP that goes inline is served without a
+// session (proxy/statelesscall.go): what that takes is counted here, so
 // that it does not creep back. The count is the whole process's (the
 // net/http client's share, about 45, included; the server is a child
 // process), so the bound is loose; before the stateless session's release and
 // status check stopped escaping and its envelope was split on the stack,
 // a call took 207 (199 after); 151 since it goes inline (TryWriteAnswer,
 // proxy/moderninline.go), as a plain call, and its session's end waits on
-// no timer (a legacy call: 105).
+// no timer; 119 since it takes no session at all, 115 since its
+// params' split fits the body's and its envelope's copy for the server a
+// pooled buffer (a legacy call: 105).
 func TestModernToolCallHTTPAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")

@@ -24,8 +24,10 @@ const methodListen = "subscriptions/listen"
 
 // serveModern serves a POST whose body carries the modern envelope: checked
 // (400 or 404 with a JSON-RPC error when it cannot be served), then served
-// by a gateway session of its own that ends with it. No session id is
-// minted or echoed; one the client sent is ignored.
+// without a session when it can (a plain tools/call: see
+// proxy/statelesscall.go), else by a gateway session of its own that ends
+// with it. No session id is minted or echoed; one the client sent is
+// ignored.
 func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, claim json.RawMessage, bodySize int) {
 	if !msg.IsRequest() {
 		// The modern era defines no notification from the client over HTTP
@@ -46,13 +48,22 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		jsonError(w, http.StatusServiceUnavailable, msg.ID, refused)
 		return
 	}
+	opts := proxy.ServeOptions{Stateless: true, Client: client, Checked: checked}
+	if call := f.g.ServeStateless(msg, opts); call != nil { // a plain tools/call: no session (see proxy/statelesscall.go)
+		defer f.serving.Done()
+		defer f.releaseStateless(listen, bodySize, client)
+		if answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done()); answer != nil {
+			newClientWriter(w, f.writeTimeout).json(servedStatus(answer), answer)
+		}
+		return
+	}
 	// A listen's notifications can only come on an event stream, whatever
 	// the client said it accepts.
 	st := newStatelessStream(msg, listen || acceptsEvents(r))
 	go func() {
 		defer f.serving.Done()
 		defer f.releaseStateless(listen, bodySize, client)
-		f.g.Serve(f.sessionsCtx, st, proxy.ServeOptions{Stateless: true, Client: client, Checked: checked})
+		f.g.Serve(f.sessionsCtx, st, opts)
 	}()
 	defer close(st.gone) // the client left, or has its answer: a request still running is cancelled
 	st.serveHere()

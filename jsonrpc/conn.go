@@ -448,7 +448,7 @@ func (c *Conn) serveWith(msg *Message, batch *batchCollector, here *func(), cork
 type keptRequest struct {
 	msg     Message
 	flight  inFlight
-	members [2]rawjson.Member // msg's params' split, when it fits: a tools/call's name and arguments
+	members [3]rawjson.Member // msg's params' split, when it fits: a tools/call's name, arguments and _meta (a modern call's envelope)
 	idText  [keptIDBytes]byte // msg's id's text, when it fits (see ownID)
 }
 

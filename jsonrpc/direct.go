@@ -71,9 +71,10 @@ func DecodeBody(data []byte) (*Message, error) {
 
 // bodyMessage is a message decoded by DecodeBody, with room for the
 // members of a usual request: jsonrpc, id, method and params; a tool's
-// name and arguments (a bigger split gets an array of its own).
+// name and arguments, and a modern request's _meta (a bigger split gets
+// an array of its own).
 type bodyMessage struct {
 	msg    Message
 	top    [4]rawjson.Member
-	params [2]rawjson.Member
+	params [3]rawjson.Member
 }

@@ -62,6 +62,8 @@ const (
 type execQuestion struct {
 	Stage        string          `json:"stage"` // "request", "result" or "list"
 	Session      string          `json:"session"`
+	Stateless    bool            `json:"stateless"` // a request without a session: Session is its own, new each time
+	Client       string          `json:"client"`    // as the transport authenticated it (Input.Client); "" when it cannot tell
 	Server       string          `json:"server"`
 	Method       string          `json:"method"`
 	Kind         string          `json:"kind"`
@@ -172,7 +174,7 @@ func (p *execPolicy) Decide(ctx context.Context, in *Input) Decision {
 	}
 	// Marshal compacts the message: the question is one line.
 	q, err := json.Marshal(execQuestion{
-		Stage: in.Stage.String(), Session: in.Session, Server: in.Server, Method: in.Method,
+		Stage: in.Stage.String(), Session: in.Session, Stateless: in.Stateless, Client: in.Client, Server: in.Server, Method: in.Method,
 		Kind: in.Kind, Name: in.Name, UpstreamName: in.UpstreamName, Message: msg,
 	})
 	if err != nil {

@@ -211,13 +211,27 @@ func TestExecQuestion(t *testing.T) {
 	if d.Action != Modify {
 		t.Fatalf("got %v (%s)", d.Action, d.Reason)
 	}
-	want := `{"stage":"result","session":"s-1","server":"fs","method":"tools/call","kind":"tool","name":"fs__read_file","upstream_name":"read_file","message":{"content":[{"type":"text","text":"a \u003cb\u003e \u0026 c"}]}}`
+	want := `{"stage":"result","session":"s-1","stateless":false,"client":"","server":"fs","method":"tools/call","kind":"tool","name":"fs__read_file","upstream_name":"read_file","message":{"content":[{"type":"text","text":"a \u003cb\u003e \u0026 c"}]}}`
 	if string(d.Message) != want {
 		t.Errorf("question\n%s\nwant\n%s", d.Message, want)
 	}
 	in = &Input{Stage: List, Server: "fs", Method: "tools/list", Kind: "tool", Name: "fs__x", UpstreamName: "x"}
 	if d := p.Decide(context.Background(), in); !strings.Contains(string(d.Message), `"stage":"list"`) || !strings.HasSuffix(string(d.Message), `"message":null}`) {
 		t.Errorf("list question without a message: %s", d.Message)
+	}
+}
+
+// A request without a session (2026-07-28 over HTTP) is asked about with
+// what says who sent it: its session is new with every request, its client
+// the name the transport authenticated.
+func TestExecQuestionStateless(t *testing.T) {
+	p, _ := newExecHelper(t, "echo", config.Policy{})
+	in := &Input{Stage: Request, Session: "fresh", Stateless: true, Client: "bearer:5e884898", Server: "fs", Method: "tools/call", Kind: "tool", Name: "fs__x", UpstreamName: "x",
+		Message: json.RawMessage(`{"name":"x"}`)}
+	d := p.Decide(context.Background(), in)
+	want := `{"stage":"request","session":"fresh","stateless":true,"client":"bearer:5e884898","server":"fs","method":"tools/call","kind":"tool","name":"fs__x","upstream_name":"x","message":{"name":"x"}}`
+	if d.Action != Modify || string(d.Message) != want {
+		t.Errorf("question %v\n%s\nwant\n%s", d.Action, d.Message, want)
 	}
 }
 

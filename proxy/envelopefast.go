@@ -51,6 +51,11 @@ func plainLiteral(raw []byte) ([]byte, bool) {
 // readCaps is json.Unmarshal of raw into a new map in *caps, reporting
 // whether raw was an object. The values are copied once, together, so
 // that none views the message's bytes.
+// noCaps is the capabilities of a client that declared none: shared by
+// every such envelope, so never written to (nothing writes an envelope's
+// caps).
+var noCaps = map[string]json.RawMessage{}
+
 func readCaps(raw json.RawMessage, caps *map[string]json.RawMessage) bool {
 	var members [8]rawjson.Member // on the stack: the values are copied below
 	ms, err := rawjson.SplitValidInto(members[:], raw)
@@ -60,6 +65,10 @@ func readCaps(raw json.RawMessage, caps *map[string]json.RawMessage) bool {
 			return false
 		}
 		*caps = m
+		return true
+	}
+	if len(ms) == 0 {
+		*caps = noCaps // "clientCapabilities": {}, as most clients send
 		return true
 	}
 	own := bytes.Clone(raw)
@@ -74,7 +83,8 @@ func readCaps(raw json.RawMessage, caps *map[string]json.RawMessage) bool {
 // readImplementation is json.Unmarshal of raw into *impl, whose outcome
 // readEnvelope ignores: what it fills is what counts.
 func readImplementation(raw json.RawMessage, impl *implementation) {
-	ms, err := rawjson.SplitValid(raw)
+	var members [4]rawjson.Member // on the stack: the values are copied below
+	ms, err := rawjson.SplitValidInto(members[:0], raw)
 	if err != nil {
 		json.Unmarshal(raw, impl)
 		return

@@ -53,6 +53,10 @@ type envelope struct {
 	caps     map[string]json.RawMessage
 	client   implementation
 	logLevel string // "" when the request asks for no log messages
+	// metaIsEnvelope: the request's _meta holds the envelope's keys and
+	// nothing else (no progress token, no key of the client's own), as
+	// usual: a legacy server gets the params without _meta at all.
+	metaIsEnvelope bool
 }
 
 // metaKeyPrefix is the bytes every modern envelope holds, unless its key
@@ -96,7 +100,7 @@ func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
 	if !ok {
 		return nil, nil
 	}
-	env := &envelope{}
+	env := &envelope{metaIsEnvelope: keptMembers(meta, envelopeKeys) == 0}
 	if !readString(rawVersion, &env.version) {
 		return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "invalid _meta field %q: a protocol version is a string", metaProtocolVersion)
 	}

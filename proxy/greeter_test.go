@@ -17,7 +17,7 @@ import (
 // startGreeter starts a gateway in front of the example server (this test
 // binary, MCPGATE_EXAMPLE_SERVER), with no policies; timeout, if not
 // empty, is the server's. It is closed when the test ends.
-func startGreeter(t *testing.T, timeout string) *proxy.Gateway {
+func startGreeter(t testing.TB, timeout string) *proxy.Gateway {
 	t.Helper()
 	self, _ := os.Executable()
 	server := fmt.Sprintf(`"command": %q, "env": {"MCPGATE_EXAMPLE_SERVER": "1"}`, self)
@@ -39,7 +39,7 @@ func startGreeter(t *testing.T, timeout string) *proxy.Gateway {
 
 // greeterClient is a client session of g over pipes, initialized, closed
 // when the test ends.
-func greeterClient(t *testing.T, g *proxy.Gateway, name string) *jsonrpc.Conn {
+func greeterClient(t testing.TB, g *proxy.Gateway, name string) *jsonrpc.Conn {
 	t.Helper()
 	toGateway, fromClient := io.Pipe()
 	toClient, fromGateway := io.Pipe()

@@ -49,7 +49,7 @@ const inlineMaxSize = 64 << 10
 type inlineCall struct {
 	s     *session
 	msg   *jsonrpc.Message
-	reply *jsonrpc.Reply
+	reply inlineReply
 	rc    requestContext
 	rec   auditRecord
 	start time.Time
@@ -73,11 +73,27 @@ type inlineCall struct {
 	// renamed holds the params as the server gets them when the name
 	// changes (see appendRenamed); kept across uses (see recycleFrom).
 	renamed []byte
+	// stripped holds the params as a legacy server gets them from a
+	// modern call, its envelope taken out; kept across uses as renamed is.
+	stripped []byte
 }
 
 // inline is the session's jsonrpc.Options.Inline: it takes a plain
 // tools/call (see above) and declines everything else.
 func (s *session) inline(ctx context.Context, msg *jsonrpc.Message, reply *jsonrpc.Reply, cork *jsonrpc.Cork) bool {
+	return s.inlineTo(ctx, msg, reply, cork)
+}
+
+// inlineReply is where an inline call's answer goes: the client's
+// connection (*jsonrpc.Reply), or a stateless request's POST (see
+// statelesscall.go).
+type inlineReply interface {
+	Answer(result json.RawMessage, err error, cork *jsonrpc.Cork)
+	OnEndTell(e jsonrpc.Ender) bool
+}
+
+// inlineTo is inline answering through reply.
+func (s *session) inlineTo(ctx context.Context, msg *jsonrpc.Message, reply inlineReply, cork *jsonrpc.Cork) bool {
 	if msg.Method != methodToolsCall || len(msg.Params) == 0 || len(msg.Params) >= inlineMaxSize || s.closing.Load() || !s.g.auditNeverWaits() {
 		return false
 	}
@@ -184,7 +200,7 @@ func (ic *inlineCall) send(params json.RawMessage, cork *jsonrpc.Cork) {
 	rec.routed(rt, ic.name)
 	rec.Params = params
 	if ic.rc.req.env != nil {
-		params = withoutEnvelope(params) // as outgoing does for a legacy server
+		params = ic.withoutEnvelope(params) // as outgoing does for a legacy server
 	}
 	ic.dl = &ic.deadline
 	rt.up.initDeadline(ic.dl)

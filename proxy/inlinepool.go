@@ -71,12 +71,15 @@ func (ic *inlineCall) recycle() {
 // recycleFrom is recycle with the deadline's seq read (under its lock)
 // already: nothing arms a deadline that is quiet.
 func (ic *inlineCall) recycleFrom(seq uint64) {
-	renamed := ic.renamed[:0]
+	renamed, stripped := ic.renamed[:0], ic.stripped[:0]
 	if cap(renamed) > maxKeptRenamed {
 		renamed = nil
 	}
+	if cap(stripped) > maxKeptRenamed {
+		stripped = nil
+	}
 	*ic = inlineCall{}
 	ic.deadline.seq = seq
-	ic.renamed = renamed
+	ic.renamed, ic.stripped = renamed, stripped
 	inlineCalls.Put(ic)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -57,6 +58,66 @@ func (s *session) inlineModernEnvelope(msg *jsonrpc.Message) (_ *envelope, ok bo
 // inline: only a modern one, whose _meta holds no progress token.
 func (ic *inlineCall) inlineMeta(meta []byte) bool {
 	return ic.rc.req.env != nil && !bytes.Contains(meta, []byte(`"progressToken"`)) && !bytes.Contains(meta, []byte(`\u`))
+}
+
+// withoutEnvelope is withoutEnvelope(params) in the call's own buffer,
+// which it keeps for the next use (see inlinepool.go): the server's copy
+// of a modern call's params costs no allocation once the pool is warm.
+func (ic *inlineCall) withoutEnvelope(params json.RawMessage) json.RawMessage {
+	rename := ""
+	if sameBytes(params, ic.renamed) {
+		rename = ic.rt.name // params are appendRenamed's, from the request's
+	}
+	out := withoutEnvelopeOf(ic.stripped, params, ic.msg, ic.rc.req.env, rename)
+	if len(out) > 0 && len(params) > 0 && &out[0] != &params[0] {
+		ic.stripped = out[:0]
+	}
+	return out
+}
+
+// withoutEnvelopeOf is withoutEnvelopeIn(buf, params) for params that are
+// msg's, or msg's renamed (appendRenamed with rename, when not ""), whose
+// envelope env is: when its _meta was the envelope alone, the split made
+// as msg was decoded is all it takes, the params without their _meta (and
+// renamed), rather than splitting params and _meta again.
+func withoutEnvelopeOf(buf []byte, params json.RawMessage, msg *jsonrpc.Message, env *envelope, rename string) json.RawMessage {
+	if env != nil && env.metaIsEnvelope && (rename != "" || sameBytes(params, msg.Params)) {
+		if ms, ok := msg.ParamMembers(); ok {
+			return appendRenamedWithoutMeta(outBuffer(buf, len(params)), ms, rename)
+		}
+	}
+	return withoutEnvelopeIn(buf, params)
+}
+
+// appendRenamedWithoutMeta appends the object of members ms without its
+// _meta, the value of its first "name" replaced by rename unless that is
+// "" (as appendRenamed does), to dst.
+func appendRenamedWithoutMeta(dst []byte, ms rawjson.MemberList, rename string) []byte {
+	dst = append(dst, '{')
+	first := true
+	for _, m := range ms {
+		if m.Key == "_meta" {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = rawjson.AppendString(dst, m.Key)
+		dst = append(dst, ':')
+		if rename != "" && m.Key == "name" {
+			dst = rawjson.AppendString(dst, rename)
+			rename = ""
+			continue
+		}
+		dst = append(dst, m.Value...)
+	}
+	return append(dst, '}')
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // modernAnswer is dispatchModern's part after serving, for a modern call.

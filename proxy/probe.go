@@ -254,10 +254,25 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	return withoutMeta(params, envelopeKeys...)
 }
 
+// withoutEnvelopeIn is withoutEnvelope making its result in buf's memory
+// when buf has room for it.
+func withoutEnvelopeIn(buf []byte, params json.RawMessage) json.RawMessage {
+	if !mayHoldEnvelope(params) {
+		return params
+	}
+	return withoutMetaIn(buf, params, envelopeKeys...)
+}
+
 // withoutMeta takes keys out of obj._meta. It is on every modern
 // request's way to a legacy server: the splits are on the stack, and the
 // result is the one allocation.
 func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
+	return withoutMetaIn(nil, obj, keys...)
+}
+
+// withoutMetaIn is withoutMeta making its result in buf's memory when
+// buf has room for it (an inline call's, reused: see inlineCall.stripped).
+func withoutMetaIn(buf []byte, obj json.RawMessage, keys ...string) json.RawMessage {
 	params := obj
 	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
 		return params // no _meta, not even written "\u005fmeta"
@@ -276,18 +291,26 @@ func withoutMeta(obj json.RawMessage, keys ...string) json.RawMessage {
 		return params
 	}
 	if keptMembers(mm, keys) == 0 { // nothing left: no _meta at all
-		return appendObjectWithout(make([]byte, 0, len(params)), ms, []string{"_meta"})
+		return appendObjectWithout(outBuffer(buf, len(params)), ms, []string{"_meta"})
 	}
 	// ms.Replace(params, "_meta", the kept members), in one buffer.
 	for _, m := range ms {
 		if m.Key == "_meta" {
-			out := make([]byte, 0, len(params))
-			out = append(out, params[:m.Start]...)
+			out := append(outBuffer(buf, len(params)), params[:m.Start]...)
 			out = appendObjectWithout(out, mm, keys)
 			return append(out, params[m.Start+len(m.Value):]...)
 		}
 	}
 	return params // not reached: ms has _meta
+}
+
+// outBuffer is buf emptied when it has room for size bytes, else a new
+// buffer that has.
+func outBuffer(buf []byte, size int) []byte {
+	if cap(buf) >= size {
+		return buf[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // keptMembers counts the members of ms that are not among keys.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // withoutMetaReference is withoutMeta as it was before it split on the
@@ -52,7 +53,10 @@ func withoutMetaReference(obj json.RawMessage, keys ...string) json.RawMessage {
 }
 
 // FuzzWithoutEnvelope pins withoutMeta, which takes a modern request's
-// envelope out for a legacy server, to the reference above.
+// envelope out for a legacy server, to the reference above; and
+// withoutMetaIn too, given a buffer holding another call's params (an
+// inline call's, reused), and withoutEnvelopeOf, which takes the params'
+// split and the envelope's word for what _meta held.
 func FuzzWithoutEnvelope(f *testing.F) {
 	for _, seed := range []string{
 		`{"name":"hello","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
@@ -61,6 +65,9 @@ func FuzzWithoutEnvelope(f *testing.F) {
 		`{"_meta":{},"_meta":{"progressToken":"t"}}`,
 		`{"_meta":"no object"}`,
 		`{"a":1}`,
+		`{"name":"t","arguments":{"x":[1]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"info"}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"k":1}}`,
+		`{"name":"t","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
 		`{"_meta":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"progressToken":1}}`,
 	} {
 		f.Add([]byte(seed))
@@ -75,6 +82,37 @@ func FuzzWithoutEnvelope(f *testing.F) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("withoutMeta(%s, %q) = %s, want %s", params, keys, got, want)
 			}
+			dirty := append(make([]byte, 0, len(params)+8), `{"name":"another call","_meta":{}}`...)
+			if got := withoutMetaIn(dirty, bytes.Clone(params), keys...); !bytes.Equal(got, want) {
+				t.Fatalf("withoutMetaIn(buffer in use, %s, %q) = %s, want %s", params, keys, got, want)
+			}
+		}
+		msg, err := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(params) + `}`))
+		if err != nil {
+			return
+		}
+		env, _ := readEnvelope(msg)
+		want := bytes.Clone(msg.Params) // as decoded: without the space around
+		if mayHoldEnvelope(want) {
+			want = withoutMetaReference(want, envelopeKeys...)
+		}
+		dirty := append(make([]byte, 0, len(params)+8), `{"name":"another call","_meta":{}}`...)
+		if got := withoutEnvelopeOf(dirty, msg.Params, msg, env, ""); !bytes.Equal(got, want) {
+			t.Fatalf("withoutEnvelopeOf(%s) = %s, want %s", msg.Params, got, want)
+		}
+		// Renamed as an inline call renames them (appendRenamed), from the
+		// split its name was read in.
+		ms, ok := msg.ParamMembers()
+		if _, named := ms.Get("name"); !ok || !named {
+			return
+		}
+		renamed := appendRenamed(nil, ms, msg.Params, "upstream \"name\"")
+		want = renamed
+		if mayHoldEnvelope(renamed) {
+			want = withoutMetaReference(bytes.Clone(renamed), envelopeKeys...)
+		}
+		if got := withoutEnvelopeOf(dirty, renamed, msg, env, "upstream \"name\""); !bytes.Equal(got, want) {
+			t.Fatalf("withoutEnvelopeOf(%s renamed) = %s, want %s", msg.Params, got, want)
 		}
 	})
 }

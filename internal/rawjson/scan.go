@@ -408,6 +408,8 @@ func internKey(lit []byte, escaped bool) (string, error) {
 	// The members of list items: a list of thousands copies none of them.
 	case "title":
 		return "title", nil
+	case "version": // a modern request's clientInfo, on every request
+		return "version", nil
 	case "description":
 		return "description", nil
 	case "inputSchema":
