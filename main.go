@@ -252,6 +252,7 @@ func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}
+	paceGC() // gcpace.go
 	// A client that closes its end of stdout or stderr must not kill
 	// mcpgate with SIGPIPE (what Go does by default for fd 1 and 2): with
 	// SIGPIPE notified, such writes fail with EPIPE instead (see os/signal).
