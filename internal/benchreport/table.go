@@ -95,6 +95,11 @@ func suite() []row {
 			row{path: fmt.Sprintf("%d MiB result, time (p50)", mib), bench: big(mib), unit: "p50-us", show: showMicros, compare: toDirect, goal: timeGoal},
 			row{path: fmt.Sprintf("%d MiB result, hop peak RSS", mib), bench: hop(big(mib)), unit: "peak-rss-MiB", show: showMiB, compare: toSize, size: float64(mib), goal: memGoal})
 	}
+	// A gateway that checks a message holds it whole before passing it on:
+	// its floor is a relay that does the same (relayfloor -whole), not one
+	// that streams and overlaps its two transfers.
+	rows = append(rows, row{path: "50 MiB result, time (relay floor: a relay that holds each line whole)",
+		bench: peersOf("BenchmarkPerfBigResult/50MiB", "direct", "relay-whole", "mcpgate", ""), unit: "p50-us", show: showMicros, compare: toRelay})
 	// The policies' honest cost: a result of JSON, logs and prose, not one
 	// repeated byte (their detectors' cost per byte depends on the text).
 	rows = append(rows, row{path: "10 MiB result of JSON, logs and prose, time (p50)", bench: peersOf("BenchmarkPerfBigResult/10MiB-mixed", "direct", "relay", "mcpgate", "mcpgate-policies"),
