@@ -136,12 +136,13 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 	base := q.words
 	var maybe uint64
 	recent, words := &q.recent, q.words // in registers through the loop
+	// The block starts at a word start or between words, so the k-th start
+	// is that of the word with the k-th end.
 	for rest, left := ends, starts; rest != 0; {
 		e := bits.TrailingZeros64(rest)
 		rest &= rest - 1
-		upTo := left & (2<<e - 1)
-		left &^= upTo
-		s := 63 - bits.LeadingZeros64(upTo)
+		s := bits.TrailingZeros64(left)
+		left &= left - 1
 		recent[words%len(recent)] = i + s
 		words++
 		// The word is block[s:e+1], and e < 63: the byte after it is in
@@ -154,7 +155,7 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		if !d.mayTriggerText(text, ws, we) {
+		if !d.hinted(text, ws, we) {
 			continue
 		}
 		words := q.words
@@ -344,6 +345,13 @@ func (d *Detector) mayTriggerText(text string, i, j int) bool {
 	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
 		return false
 	}
+	return d.hinted(text, i, j)
+}
+
+// hinted is mayTrigger of the word text[i:j] lower-cased (at most 63
+// bytes), which has passed pairLen and lastLen.
+func (d *Detector) hinted(text string, i, j int) bool {
+	n := j - i
 	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
 	h = (h ^ h>>13) & (triggerHintBits - 1)
 	return d.triggerHint[h/64]&(1<<(h%64)) != 0
