@@ -23,6 +23,7 @@ type Detector struct {
 	triggers map[string][]int
 	// quietTriggers is triggers with what quietPhrases needs besides.
 	quietTriggers map[string]*triggerEntry
+	quietIndex    triggerIndex
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
@@ -116,6 +117,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 	for t, rules := range d.triggers {
 		d.quietTriggers[t] = d.newTriggerEntry(rules)
 	}
+	d.quietIndex = newTriggerIndex(d.quietTriggers)
 	return d
 }
 

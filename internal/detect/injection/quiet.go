@@ -109,8 +109,8 @@ func (d *Detector) quietPhrasesCapped(s *scanner, text string, runs *letterRun, 
 		}
 		q.recent[q.words%len(q.recent)] = i
 		q.words++
-		if d.mayTriggerText(text, i, j) {
-			if i = q.trigger(i, j); i < 0 {
+		if e := d.triggerAt(text, i, j); e != nil {
+			if i = q.trigger(i, j, e); i < 0 {
 				return false
 			}
 			continue
@@ -155,12 +155,13 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		if !d.hinted(text, ws, we) {
+		entry := d.quietIndex.lookup(text, ws, we)
+		if entry == nil {
 			continue
 		}
 		words := q.words
 		q.words = base + bits.OnesCount64(upTo)
-		if next := q.trigger(ws, we); next != we {
+		if next := q.trigger(ws, we, entry); next != we {
 			// A window settled it, and more (or a rule may match): the
 			// walk goes on at the window's end.
 			q.formLen += bits.OnesCount64(w & (2<<e - 1))
@@ -196,20 +197,12 @@ type quietWalk struct {
 // words of a block (32) and the maxBack before them.
 const recentWords = 64
 
-// trigger takes the ASCII word text[i:j] (in recent, not glued to a
-// character outside ASCII), which may be a trigger word, and returns where
-// the walk goes on: j, the end of a window that settled it, or -1 when a
-// rule may match.
-func (q *quietWalk) trigger(i, j int) int {
-	w := q.lower[:j-i]
-	for k := range w {
-		w[k] = asciiFold[q.text[i+k]]
-	}
+// trigger takes the ASCII trigger word text[i:j] (in recent, not glued to
+// a character outside ASCII), whose entry is e, and returns where the walk
+// goes on: j, the end of a window that settled it, or -1 when a rule may
+// match.
+func (q *quietWalk) trigger(i, j int, e *triggerEntry) int {
 	d := q.d
-	e := d.quietTriggers[string(w)]
-	if e == nil {
-		return j
-	}
 	known := q.words
 	if q.settled {
 		known = -(q.words - q.settledAt)
@@ -338,23 +331,15 @@ func wordHighs(x uint64) uint64 {
 // mayTriggerText.
 func pairIndex(c0, c1 byte) int { return int(c0&31)<<5 | int(c1&31) }
 
-// mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
-// a look at its first, second and last bytes and its length.
-func (d *Detector) mayTriggerText(text string, i, j int) bool {
+// triggerAt returns the entry of the ASCII word text[i:j] lower-cased,
+// nil when it is no trigger word; a look at its first, second and last
+// bytes and its length passes over most words.
+func (d *Detector) triggerAt(text string, i, j int) *triggerEntry {
 	n := j - i
 	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
-		return false
+		return nil
 	}
-	return d.hinted(text, i, j)
-}
-
-// hinted is mayTrigger of the word text[i:j] lower-cased (at most 63
-// bytes), which has passed pairLen and lastLen.
-func (d *Detector) hinted(text string, i, j int) bool {
-	n := j - i
-	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
-	h = (h ^ h>>13) & (triggerHintBits - 1)
-	return d.triggerHint[h/64]&(1<<(h%64)) != 0
+	return d.quietIndex.lookup(text, i, j)
 }
 
 // Around a trigger word, formAround puts in the matching form what the
@@ -376,10 +361,7 @@ const (
 // window must settle it.
 func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
 	rules := e.rules
-	back := 0
-	for _, ri := range rules {
-		back = max(back, d.rules[ri].backWords())
-	}
+	back := e.back
 	if known < 0 {
 		if back > -known-1 {
 			return false // a start before the window
@@ -405,12 +387,17 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	var probes [maxBack + 1]probe
 	probed, full := 0, false
 	// When the merged filter of the rules that start at a word rejects
-	// every start, none of them is looked at (nor its guard).
-	u := e.union()
-	wordRulesRejected := u != nil && u.rejects(text, starts, &probes, &probed)
+	// every start, none of them is looked at (nor its guard); when it
+	// rejects some, they look at the others only.
+	wordStarts := -1
+	if u := e.union(); u != nil {
+		if admitted, ok := u.admitted(text, starts, &probes, &probed); ok {
+			wordStarts = admitted
+		}
+	}
 	for _, ri := range rules {
 		r := d.rules[ri]
-		if !d.enabled.has(r.kind) || wordRulesRejected && !r.punct {
+		if !d.enabled.has(r.kind) || wordStarts == 0 && !r.punct {
 			continue
 		}
 		if r.guard != nil {
@@ -440,7 +427,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		// is none, starts at the word: as the others.
 		for k := back - min(r.backWords(), known-1); k <= back; k++ {
 			ws := starts[k]
-			if !mayPair(f, text, ws) {
+			if !r.punct && wordStarts&(1<<k) == 0 || !mayPair(f, text, ws) {
 				continue
 			}
 			if probed&(1<<k) == 0 {

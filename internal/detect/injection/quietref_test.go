@@ -83,7 +83,7 @@ func (d *Detector) refQuietPhrasesCapped(s *scanner, text string, runs *letterRu
 		}
 		q.recent[q.words%len(q.recent)] = i
 		q.words++
-		if d.mayTriggerText(text, i, j) {
+		if d.refMayTriggerText(text, i, j) {
 			if i = q.refTrigger(i, j); i < 0 {
 				return false
 			}
@@ -119,7 +119,7 @@ func (q *quietWalk) refBlock(i int, w, ends uint64) int {
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		if !d.mayTriggerText(text, ws, we) {
+		if !d.refMayTriggerText(text, ws, we) {
 			continue
 		}
 		words := q.words
@@ -293,6 +293,18 @@ func (u *startUnion) refRejects(text string, starts []int, probes *[maxBack + 1]
 		}
 	}
 	return true
+}
+
+// refMayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
+// a look at its first, second and last bytes and its length.
+func (d *Detector) refMayTriggerText(text string, i, j int) bool {
+	n := j - i
+	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
+		return false
+	}
+	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
+	h = (h ^ h>>13) & (triggerHintBits - 1)
+	return d.triggerHint[h/64]&(1<<(h%64)) != 0
 }
 
 // sameQuietWalk checks that the walk tells what the reference walk tells on

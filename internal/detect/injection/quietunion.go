@@ -21,6 +21,8 @@ type startUnion struct {
 // triggerEntry is what quietPhrases looks a trigger word up for.
 type triggerEntry struct {
 	rules []int
+	// back is the most words before the trigger any of rules may start.
+	back int
 	// union is the rules' startUnion, built the first time the word is
 	// met (the filters are built on first use); nil when one of those
 	// rules has a filter it cannot merge.
@@ -28,7 +30,11 @@ type triggerEntry struct {
 }
 
 func (d *Detector) newTriggerEntry(rules []int) *triggerEntry {
-	return &triggerEntry{rules: rules, union: sync.OnceValue(func() *startUnion { return d.unionOf(rules) })}
+	back := 0
+	for _, ri := range rules {
+		back = max(back, d.rules[ri].backWords())
+	}
+	return &triggerEntry{rules: rules, back: back, union: sync.OnceValue(func() *startUnion { return d.unionOf(rules) })}
 }
 
 // unionOf merges the filters of the rules that start at a word. Each must
@@ -60,11 +66,13 @@ func (d *Detector) unionOf(rules []int) *startUnion {
 	return u
 }
 
-// rejects reports whether no rule of u admits a start at any of starts
-// (ASCII word starts in text): the first two bytes there are no pair of
-// theirs, or the head no head of theirs. probes caches the probes it
-// reads, probed having the bit of each. False when it cannot tell.
-func (u *startUnion) rejects(text string, starts []int, probes *[maxBack + 1]probe, probed *int) bool {
+// admitted returns the starts (ASCII word starts in text) at which a rule
+// of u may admit a match, a bit for each (the bit k for starts[k]): at the
+// others the first two bytes are no pair of theirs, or the head no head of
+// theirs. probes caches the probes it reads, probed having the bit of
+// each. False when it cannot tell.
+func (u *startUnion) admitted(text string, starts []int, probes *[maxBack + 1]probe, probed *int) (int, bool) {
+	admitted := 0
 	for k, ws := range starts {
 		if !mayPair(&prefixFilter{pairs: &u.pairs}, text, ws) {
 			continue
@@ -72,16 +80,23 @@ func (u *startUnion) rejects(text string, starts []int, probes *[maxBack + 1]pro
 		if *probed&(1<<k) == 0 {
 			p, ok := probeText(text, ws)
 			if !ok {
-				return false
+				return 0, false
 			}
 			probes[k] = p
 			*probed |= 1 << k
 		}
 		if p := &probes[k]; p.n >= 2 && u.mayPair(p) && u.heads.mayHave(p) {
-			return false
+			admitted |= 1 << k
 		}
 	}
-	return true
+	return admitted, true
+}
+
+// rejects reports whether no rule of u admits a start at any of starts
+// (admitted).
+func (u *startUnion) rejects(text string, starts []int, probes *[maxBack + 1]probe, probed *int) bool {
+	admitted, ok := u.admitted(text, starts, probes, probed)
+	return ok && admitted == 0
 }
 
 // mayPair reports whether the first two bytes of p are a pair of u.
