@@ -155,7 +155,13 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		entry := d.quietIndex.lookup(text, ws, we)
+		// Most words here are none: a bit of triggerHint says so, in a
+		// table a fraction of the index's size.
+		h := wordHash(text, ws, we)
+		if d.triggerHint[h/64%uint(len(d.triggerHint))]&(1<<(h%64)) == 0 {
+			continue
+		}
+		entry := d.quietIndex.lookupHashed(text, ws, we, h)
 		if entry == nil {
 			continue
 		}
@@ -339,7 +345,11 @@ func (d *Detector) triggerAt(text string, i, j int) *triggerEntry {
 	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
 		return nil
 	}
-	return d.quietIndex.lookup(text, i, j)
+	h := wordHash(text, i, j)
+	if d.triggerHint[h/64%uint(len(d.triggerHint))]&(1<<(h%64)) == 0 {
+		return nil
+	}
+	return d.quietIndex.lookupHashed(text, i, j, h)
 }
 
 // Around a trigger word, formAround puts in the matching form what the
@@ -360,7 +370,6 @@ const (
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
 func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
-	rules := e.rules
 	back := e.back
 	if known < 0 {
 		if back > -known-1 {
@@ -388,17 +397,26 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	probed, full := 0, false
 	// When the merged filter of the rules that start at a word rejects
 	// every start, none of them is looked at (nor its guard); when it
-	// rejects some, they look at the others only.
-	wordStarts := -1
-	if u := e.union(); u != nil {
-		if admitted, ok := u.admitted(text, starts, &probes, &probed); ok {
-			wordStarts = admitted
-		}
-	}
-	for _, ri := range rules {
-		r := d.rules[ri]
-		if !d.enabled.has(r.kind) || wordStarts == 0 && !r.punct {
-			continue
+	// rejects some, they look at the others only. It is asked at the
+	// first of them whose guard, if any, does not say no on a form made
+	// already.
+	wordStarts, merged := -1, false
+	for _, r := range e.active {
+		if !r.punct {
+			if r.guard != nil && guardForm != nil && !r.guard(guardForm, gi, gi+j-i) {
+				continue
+			}
+			if !merged {
+				merged = true
+				if u := e.union(); u != nil {
+					if admitted, ok := u.admitted(text, starts, &probes, &probed); ok {
+						wordStarts = admitted
+					}
+				}
+			}
+			if wordStarts == 0 {
+				continue
+			}
 		}
 		if r.guard != nil {
 			if guardForm == nil {
@@ -451,11 +469,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		return false
 	}
 	ti, tj := starts[back], starts[back]+j-i
-	for _, ri := range rules {
-		r := d.rules[ri]
-		if !d.enabled.has(r.kind) {
-			continue
-		}
+	for _, r := range e.active {
 		if r.guard != nil && !r.guard(b, ti, tj) {
 			continue
 		}

@@ -43,8 +43,13 @@ func wordHash(text string, i, j int) uint {
 // lookup returns the entry of the ASCII word text[i:j] lower-cased, nil
 // when it is no trigger word.
 func (x *triggerIndex) lookup(text string, i, j int) *triggerEntry {
+	return x.lookupHashed(text, i, j, wordHash(text, i, j))
+}
+
+// lookupHashed is lookup with the word's wordHash h.
+func (x *triggerIndex) lookupHashed(text string, i, j int, h uint) *triggerEntry {
 	mask := uint(len(x.slots) - 1)
-	for k := wordHash(text, i, j); ; k++ {
+	for k := h; ; k++ {
 		slot := x.slots[k&mask]
 		if slot == 0 {
 			return nil

@@ -1,6 +1,9 @@
 package injection
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // A common trigger word ("override", "ignore", "instructions") opens the
 // windows of five or six rules, each tried at the word and the three
@@ -23,6 +26,11 @@ type triggerEntry struct {
 	rules []int
 	// back is the most words before the trigger any of rules may start.
 	back int
+	// active are the rules of the detector's enabled kinds, those that
+	// start at punctuation first: they make the form around the word
+	// their guards read, and the others' guards are then asked before
+	// their merged filter.
+	active []*rule
 	// union is the rules' startUnion, built the first time the word is
 	// met (the filters are built on first use); nil when one of those
 	// rules has a filter it cannot merge.
@@ -30,11 +38,24 @@ type triggerEntry struct {
 }
 
 func (d *Detector) newTriggerEntry(rules []int) *triggerEntry {
-	back := 0
+	e := &triggerEntry{rules: rules, union: sync.OnceValue(func() *startUnion { return d.unionOf(rules) })}
 	for _, ri := range rules {
-		back = max(back, d.rules[ri].backWords())
+		r := d.rules[ri]
+		e.back = max(e.back, r.backWords())
+		if d.enabled.has(r.kind) {
+			e.active = append(e.active, r)
+		}
 	}
-	return &triggerEntry{rules: rules, back: back, union: sync.OnceValue(func() *startUnion { return d.unionOf(rules) })}
+	slices.SortStableFunc(e.active, func(a, b *rule) int {
+		if a.punct == b.punct {
+			return 0
+		}
+		if a.punct {
+			return -1
+		}
+		return 1
+	})
+	return e
 }
 
 // unionOf merges the filters of the rules that start at a word. Each must
