@@ -591,6 +591,18 @@ func (r *rule) backWords() int {
 // or the form would be longer than maxAround.
 func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 	first := starts[0]
+	if first >= guardBefore && text[first-guardBefore] != ' ' {
+		// Sixteen bytes of printable ASCII with single spaces before the
+		// first start (no run of white space reaching in) are their own
+		// form, lower-cased.
+		if lo, ok := plainChunk(text, first-guardBefore, false); ok {
+			if hi, ok := plainChunk(text, first-guardBefore+8, lo>>56 == ' '); ok {
+				dst = binary.LittleEndian.AppendUint64(dst, lo)
+				dst = binary.LittleEndian.AppendUint64(dst, hi)
+				return formAfter(text, starts, j, dst)
+			}
+		}
+	}
 	// Back from the first start: white space is one byte (none at the
 	// start of the text).
 	var before [guardBefore]byte
@@ -622,6 +634,13 @@ func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 		before[len(before)-n] = sp
 	}
 	dst = append(dst, before[len(before)-n:]...)
+	return formAfter(text, starts, j, dst)
+}
+
+// formAfter is formAround from its first start on, dst holding the form
+// before it.
+func formAfter(text string, starts []int, j int, dst []byte) ([]byte, bool) {
+	first := starts[0]
 	next, limit := 0, -1
 	space := false // the last byte written is white space
 	for k := first; k < len(text); {
