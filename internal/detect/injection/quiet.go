@@ -155,13 +155,7 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		// Most words here are none: a bit of triggerHint says so, in a
-		// table a fraction of the index's size.
-		h := wordHash(text, ws, we)
-		if d.triggerHint[h/64%uint(len(d.triggerHint))]&(1<<(h%64)) == 0 {
-			continue
-		}
-		entry := d.quietIndex.lookupHashed(text, ws, we, h)
+		entry := d.quietIndex.lookup(text, ws, we)
 		if entry == nil {
 			continue
 		}
@@ -345,11 +339,7 @@ func (d *Detector) triggerAt(text string, i, j int) *triggerEntry {
 	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
 		return nil
 	}
-	h := wordHash(text, i, j)
-	if d.triggerHint[h/64%uint(len(d.triggerHint))]&(1<<(h%64)) == 0 {
-		return nil
-	}
-	return d.quietIndex.lookupHashed(text, i, j, h)
+	return d.quietIndex.lookup(text, i, j)
 }
 
 // Around a trigger word, formAround puts in the matching form what the

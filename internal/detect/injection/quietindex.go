@@ -1,13 +1,17 @@
 package injection
 
 // The quiet walk meets a trigger word every twenty-five words of prose
-// ("system", "override", "notice"): lower-casing it into a buffer and
-// hashing that for the map was a tenth of the walk. triggerIndex finds
-// its entry from the word in the text, with the hash mayTriggerText has
-// just passed and a comparison of the word's bytes.
+// ("system", "override", "notice"), and three times as many words that
+// pass pairLen and lastLen but are none: lower-casing each into a buffer
+// and hashing that for the map was a tenth of the walk. triggerIndex
+// tells them from the word in the text: a bit of its hint for most, a
+// slot and a comparison of the word's bytes for the others.
 
 // triggerIndex is an open-addressed table of the trigger words.
 type triggerIndex struct {
+	// hint has the bit of each trigger word's wordHash (in
+	// triggerHintBits): most words looked up are none, and a bit says so.
+	hint [triggerHintBits / 64]uint64
 	// slots hold 1 + the index in words, 0 when empty; a power of two,
 	// four times the words or more.
 	slots   []uint16
@@ -25,6 +29,7 @@ func newTriggerIndex(triggers map[string]*triggerEntry) triggerIndex {
 		x.words = append(x.words, w)
 		x.entries = append(x.entries, e)
 		k := wordHash(w, 0, len(w))
+		x.hint[k/64%uint(len(x.hint))] |= 1 << (k % 64)
 		for x.slots[k&uint(n-1)] != 0 {
 			k++
 		}
@@ -33,20 +38,26 @@ func newTriggerIndex(triggers map[string]*triggerEntry) triggerIndex {
 	return x
 }
 
-// wordHash hashes the ASCII word text[i:j] as it is lower-cased.
+// wordHash hashes the ASCII word text[i:j] as it is lower-cased: its
+// length and its first, middle and last bytes, each with the bit 0x20 set
+// (which lower-cases a letter, keeps a digit, and makes '_' 0x7f).
 func wordHash(text string, i, j int) uint {
 	n := j - i
-	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
+	h := uint(n)*0x9E3779B1 ^ uint(text[i]|0x20)<<16 ^ uint(text[j-1]|0x20)<<8 ^ uint(text[i+n/2]|0x20)*0x85EB
 	return h ^ h>>13
 }
 
 // lookup returns the entry of the ASCII word text[i:j] lower-cased, nil
 // when it is no trigger word.
 func (x *triggerIndex) lookup(text string, i, j int) *triggerEntry {
-	return x.lookupHashed(text, i, j, wordHash(text, i, j))
+	h := wordHash(text, i, j)
+	if x.hint[h/64%uint(len(x.hint))]&(1<<(h%64)) == 0 {
+		return nil
+	}
+	return x.lookupHashed(text, i, j, h)
 }
 
-// lookupHashed is lookup with the word's wordHash h.
+// lookupHashed is lookup past the hint, with the word's wordHash h.
 func (x *triggerIndex) lookupHashed(text string, i, j int, h uint) *triggerEntry {
 	mask := uint(len(x.slots) - 1)
 	for k := h; ; k++ {
