@@ -138,17 +138,22 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 	recent, words := &q.recent, q.words // in registers through the loop
 	// The block starts at a word start or between words, so the k-th start
 	// is that of the word with the k-th end.
+	// Unsigned, masked indexes and shifts spare the loop bounds checks,
+	// the shifts' range checks and the modulo's sign fix.
+	n := uint(words)
+	pairLen, lastLen := &d.pairLen, &d.lastLen
 	for rest, left := ends, starts; rest != 0; {
-		e := bits.TrailingZeros64(rest)
+		e := uint(bits.TrailingZeros64(rest)) & 63
 		rest &= rest - 1
-		s := bits.TrailingZeros64(left)
+		s := uint(bits.TrailingZeros64(left)) & 63
 		left &= left - 1
-		recent[words%len(recent)] = i + s
-		words++
+		recent[n%uint(len(recent))] = i + int(s)
+		n++
 		// The word is block[s:e+1], and e < 63: the byte after it is in
-		// the block (the masks spare the bounds checks).
-		maybe |= d.pairLen[pairIndex(block[s&63], block[(s+1)&63])] & d.lastLen[block[e&63]] >> (e + 1 - s) & 1 << e
+		// the block, and its length e+1-s below 64.
+		maybe |= pairLen[pairIndex(block[s], block[(s+1)&63])] & lastLen[block[e]] >> ((e + 1 - s) & 63) & 1 << e
 	}
+	words = int(n)
 	q.words = words
 	for maybe != 0 {
 		e := bits.TrailingZeros64(maybe)
