@@ -303,21 +303,30 @@ func (q *quietWalk) settle(x, y int) int {
 
 // wordBits returns a bit for each byte of text[i:i+64] that is an ASCII
 // word byte (asciiWordBytes), and one for each byte of 0x80 or more.
+// Unrolled: eight loads at constant offsets, with no bounds checks, and
+// eight independent chains.
 func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
-	var all uint64
-	for k := 0; k < 64; k += 8 {
-		x := load64(b, k)
-		all |= x
-		words |= (wordHighs(x&^highs) &^ x >> 7) * 0x0102040810204080 >> 56 << k
-	}
-	if all&highs == 0 {
+	x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
+	x4, x5, x6, x7 := load64(b, 32), load64(b, 40), load64(b, 48), load64(b, 56)
+	words = wordByteBits(x0) | wordByteBits(x1)<<8 | wordByteBits(x2)<<16 | wordByteBits(x3)<<24 |
+		wordByteBits(x4)<<32 | wordByteBits(x5)<<40 | wordByteBits(x6)<<48 | wordByteBits(x7)<<56
+	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
 		return words, 0 // the common case: all ASCII
 	}
-	for k := 0; k < 64; k += 8 {
-		wide |= (load64(b, k) & highs >> 7) * 0x0102040810204080 >> 56 << k
-	}
+	wide = highBits(x0) | highBits(x1)<<8 | highBits(x2)<<16 | highBits(x3)<<24 |
+		highBits(x4)<<32 | highBits(x5)<<40 | highBits(x6)<<48 | highBits(x7)<<56
 	return words, wide
+}
+
+// wordByteBits has bit k set where byte k of x is an ASCII word byte.
+func wordByteBits(x uint64) uint64 {
+	return highBits(wordHighs(x&^highs) &^ x)
+}
+
+// highBits gathers the high bit of each byte of x into bit k for byte k.
+func highBits(x uint64) uint64 {
+	return (x & highs >> 7) * 0x0102040810204080 >> 56
 }
 
 // wordHighs has the high bit of each byte of x set where that byte is an
