@@ -126,8 +126,8 @@ func (d *Detector) quietPhrasesCapped(s *scanner, text string, runs *letterRun, 
 // more, or -1 when a rule may match.
 //
 // Two passes: the first records every word in recent and marks, with no
-// branch, the few whose first two bytes, last byte and length a trigger
-// word may have (pairLen, lastLen); the second looks only at those, each
+// branch, the few whose first two bytes, last two and length a trigger
+// word may have (pairLen, lastPair); the second looks only at those, each
 // with recent and words as they were at its end.
 func (q *quietWalk) block(i int, w, ends uint64) int {
 	d, text := q.d, q.text
@@ -141,7 +141,7 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 	// Unsigned, masked indexes and shifts spare the loop bounds checks,
 	// the shifts' range checks and the modulo's sign fix.
 	n := uint(words)
-	pairLen, lastLen := &d.pairLen, &d.lastLen
+	pairLen, lastPair := &d.pairLen, &d.lastPair
 	for rest, left := ends, starts; rest != 0; {
 		e := uint(bits.TrailingZeros64(rest)) & 63
 		rest &= rest - 1
@@ -150,8 +150,9 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 		recent[n%uint(len(recent))] = i + int(s)
 		n++
 		// The word is block[s:e+1], and e < 63: the byte after it is in
-		// the block, and its length e+1-s below 64.
-		maybe |= pairLen[pairIndex(block[s], block[(s+1)&63])] & lastLen[block[e]] >> ((e + 1 - s) & 63) & 1 << e
+		// the block, and its length e+1-s below 64. (For a word of one
+		// byte, block[e-1] is any byte.)
+		maybe |= pairLen[pairIndex(block[s], block[(s+1)&63])] & lastPair[pairIndex(block[(e-1)&63], block[e])] >> ((e + 1 - s) & 63) & 1 << e
 	}
 	words = int(n)
 	q.words = words

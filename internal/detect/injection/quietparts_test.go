@@ -155,7 +155,7 @@ func abs(n int) int {
 }
 
 // TestTriggerWordsPassTheLengthTables: quietPhrases passes over a word
-// that pairLen and lastLen reject without looking it up, so every trigger
+// that pairLen and lastLen (or lastPair) reject without looking it up, so every trigger
 // word, in lower, upper and mixed case, must pass them and be found by
 // triggerAt.
 func TestTriggerWordsPassTheLengthTables(t *testing.T) {
@@ -166,7 +166,8 @@ func TestTriggerWordsPassTheLengthTables(t *testing.T) {
 			for _, v := range []string{w, upper, title} {
 				text := v + " " // the walk reads the byte after a one-byte word
 				n := len(v)
-				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]>>n&1 == 0 || d.triggerAt(text, 0, n) != d.quietTriggers[w] {
+				lastPair := d.lastPair[pairIndex(text[max(0, n-2)], text[n-1])]
+				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]&lastPair>>n&1 == 0 || d.triggerAt(text, 0, n) != d.quietTriggers[w] {
 					t.Errorf("trigger word %q is passed over", v)
 				}
 			}
