@@ -197,6 +197,9 @@ type quietWalk struct {
 	// and one more per runEvery bytes of its form (s.runs counts them).
 	formLen int
 	lower   [maxTriggerLen]byte
+	// probes is quietTrigger's scratch: the probes at the starts it
+	// reads, not zeroed at each trigger word.
+	probes [maxBack + 1]probe
 }
 
 // recentWords is the size of quietWalk.recent: a power of two, above the
@@ -213,7 +216,7 @@ func (q *quietWalk) trigger(i, j int, e *triggerEntry) int {
 	if q.settled {
 		known = -(q.words - q.settledAt)
 	}
-	if d.quietTrigger(q.s, q.text, e, &q.recent, q.words, known, i, j) {
+	if d.quietTrigger(q.s, q.text, e, &q.recent, &q.probes, q.words, known, i, j) {
 		return j
 	}
 	return q.settle(i, j)
@@ -374,7 +377,7 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
+func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, probes *[maxBack + 1]probe, words, known, i, j int) bool {
 	back := e.back
 	if known < 0 {
 		if back > -known-1 {
@@ -386,7 +389,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	var at [maxBack + 1]int // the starts, earliest first
 	starts := at[:back+1]
 	for k := range starts {
-		starts[k] = recent[(words-1-back+k)%len(recent)]
+		starts[k] = recent[uint(words-1-back+k)%uint(len(recent))]
 	}
 	if s.around == nil {
 		s.around = make([]byte, 0, maxAround+8)
@@ -398,8 +401,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	// the form around all the starts.
 	var guardForm []byte
 	gi := i
-	var probes [maxBack + 1]probe
-	probed, full := 0, false
+	probed, full := 0, false // probes[k] is read when probed has the bit k
 	// When the merged filter of the rules that start at a word rejects
 	// every start, none of them is looked at (nor its guard); when it
 	// rejects some, they look at the others only. It is asked at the
@@ -414,7 +416,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 			if !merged {
 				merged = true
 				if u := e.union(); u != nil {
-					if admitted, ok := u.admitted(text, starts, &probes, &probed); ok {
+					if admitted, ok := u.admitted(text, starts, probes, &probed); ok {
 						wordStarts = admitted
 					}
 				}
