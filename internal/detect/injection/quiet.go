@@ -456,11 +456,9 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 				continue
 			}
 			if probed&(1<<k) == 0 {
-				p, ok := probeText(text, ws)
-				if !ok {
+				if !probeInto(&probes[k], text, ws) {
 					return false
 				}
-				probes[k] = p
 				probed |= 1 << k
 			}
 			if f.mayAdmit(&probes[k]) {
@@ -522,6 +520,22 @@ func punctInReach(text string, starts []int) bool {
 		}
 	}
 	return false
+}
+
+// probeInto sets *p to probeText(text, ws), and reports its ok: in
+// place, as quietTrigger keeps them.
+func probeInto(p *probe, text string, ws int) bool {
+	if ws+16 <= len(text) {
+		if lo, ok := plainChunk(text, ws, false); ok {
+			if hi, ok := plainChunk(text, ws+8, lo>>56 == ' '); ok {
+				p.w[0], p.w[1], p.n = lo, hi&^(0xFF<<56), maxLongPrefixLen
+				return true
+			}
+		}
+	}
+	var ok bool
+	*p, ok = probeText(text, ws)
+	return ok
 }
 
 // probeText is the probe of the matching form at the ASCII word start

@@ -12,7 +12,8 @@ import (
 // matching form (normalize, with its map), at each ASCII word start:
 // probeText is the probe of the form there, mayPair rejects no start a
 // filter admits, and formAround is the form around a trigger word and the
-// words before it, reaching guardBefore bytes before and guardAfter after.
+// words before it, reaching guardBefore bytes before and guardAfter after;
+// probeInto is probeText.
 // The whole-text comparison (FuzzQuietAsFull) sees a wrong byte there only
 // when it changes a rule's verdict; this sees every one.
 func FuzzQuietParts(f *testing.F) {
@@ -58,10 +59,15 @@ func FuzzQuietParts(f *testing.F) {
 			}
 			tried++
 			fo := formAt(i)
-			if p, ok := probeText(text, i); ok {
+			p, ok := probeText(text, i)
+			if ok {
 				if want := probeOf(form[fo:]); p != want {
 					t.Fatalf("%q at %d: probeText %v, the form's %v", text, i, p, want)
 				}
+			}
+			var into probe
+			if okInto := probeInto(&into, text, i); okInto != ok || ok && into != p {
+				t.Fatalf("%q at %d: probeInto %v %v, probeText %v %v", text, i, into, okInto, p, ok)
 			}
 			want := probeOf(form[fo:])
 			for _, pf := range filters {

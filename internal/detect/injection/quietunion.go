@@ -98,15 +98,14 @@ func (u *startUnion) admitted(text string, starts []int, probes *[maxBack + 1]pr
 		if !mayPair(&prefixFilter{pairs: &u.pairs}, text, ws) {
 			continue
 		}
+		p := &probes[k]
 		if *probed&(1<<k) == 0 {
-			p, ok := probeText(text, ws)
-			if !ok {
+			if !probeInto(p, text, ws) {
 				return 0, false
 			}
-			probes[k] = p
 			*probed |= 1 << k
 		}
-		if p := &probes[k]; p.n >= 2 && u.mayPair(p) && u.heads.mayHave(p) {
+		if p.n >= 2 && u.mayPair(p) && u.heads.mayHave(p) {
 			admitted |= 1 << k
 		}
 	}
