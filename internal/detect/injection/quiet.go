@@ -796,7 +796,15 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	mark := s.n.markFound()
 	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
-	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
+	margins := [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}}
+	tried := margins[:]
+	if x == coreLo && x > 0 && asciiWordBytes[text[x]] && noWordIn(text, y, coreHi) {
+		// A trigger word alone in its core, not at the start of the text:
+		// the core alone is too short for its rules, and says so at the
+		// word, before any run.
+		tried = margins[1:]
+	}
+	for _, margin := range tried {
 		lo, hi := cutBefore(text, max(0, coreLo-margin.before)), cutAfter(text, min(len(text), coreHi+margin.after))
 		if lo < 0 || hi < 0 {
 			return 0, false
@@ -816,6 +824,17 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// noWordIn reports whether text[i:j] holds no ASCII word byte and no byte
+// of 0x80 or more: no word of the matching form starts there.
+func noWordIn(text string, i, j int) bool {
+	for _, c := range []byte(text[i:j]) {
+		if asciiWordBytes[c] || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 type windowVerdict int
