@@ -346,7 +346,7 @@ func wordHighs(x uint64) uint64 {
 // pairIndex folds the first two bytes of a word into pairLen's index. The
 // low five bits of a letter are the same in either case; a digit or '_'
 // shares them with a letter, which only lets a few more words through to
-// mayTriggerText.
+// the trigger index.
 func pairIndex(c0, c1 byte) int { return int(c0&31)<<5 | int(c1&31) }
 
 // triggerAt returns the entry of the ASCII word text[i:j] lower-cased,
