@@ -422,7 +422,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 				}
 			}
 			if wordStarts == 0 {
-				continue
+				break // the rules after it start at a word too
 			}
 		}
 		if r.guard != nil {

@@ -29,7 +29,8 @@ type triggerEntry struct {
 	// active are the rules of the detector's enabled kinds, those that
 	// start at punctuation first: they make the form around the word
 	// their guards read, and the others' guards are then asked before
-	// their merged filter.
+	// their merged filter; when that rejects every start, the rest are
+	// passed over at once.
 	active []*rule
 	// union is the rules' startUnion, built the first time the word is
 	// met (the filters are built on first use); nil when one of those
