@@ -11,8 +11,8 @@ import (
 // The quiet walk as it was before its trigger words were looked up in a
 // table and their rules' starts settled once for all of them: the
 // reference the walk is checked against (sameQuietWalk, in FuzzQuietAsFull).
-// It shares the walk's unchanged parts (formAround, probeText, the
-// windows).
+// It shares the walk's unchanged parts (probeText, quietWindow, and
+// formAround, whose output FuzzQuietParts pins to the matching form).
 
 func (d *Detector) refQuietPhrasesCapped(s *scanner, text string, runs *letterRun, c findingCap) bool {
 	if strings.Contains(text, "<|") {
@@ -65,7 +65,7 @@ func (d *Detector) refQuietPhrasesCapped(s *scanner, text string, runs *letterRu
 					i = end
 					continue
 				}
-				if i = q.settle(i, i+1); i < 0 {
+				if i = q.refSettle(i, i+1); i < 0 {
 					return false
 				}
 				continue
@@ -154,7 +154,7 @@ func (q *quietWalk) refTrigger(i, j int) int {
 	if d.refQuietTrigger(q.s, q.text, e, &q.recent, q.words, known, i, j) {
 		return j
 	}
-	return q.settle(i, j)
+	return q.refSettle(i, j)
 }
 
 func (d *Detector) refQuietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
@@ -305,6 +305,63 @@ func (d *Detector) refMayTriggerText(text string, i, j int) bool {
 	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
 	h = (h ^ h>>13) & (triggerHintBits - 1)
 	return d.triggerHint[h/64]&(1<<(h%64)) != 0
+}
+
+// refSettle is settle as it was, with refSettleWindow.
+func (q *quietWalk) refSettle(x, y int) int {
+	end, ok := q.d.refSettleWindow(q.s, q.text, x, y)
+	if !ok {
+		return -1
+	}
+	q.settled, q.settledAt = true, q.words
+	return end
+}
+
+// refSettleWindow is settleWindow as it was: it tried the core alone first
+// for a trigger word too.
+func (d *Detector) refSettleWindow(s *scanner, text string, x, y int) (int, bool) {
+	coreLo, coreHi := cutBefore(text, x), cutAfter(text, y)
+	for coreHi >= 0 && coreHi < len(text) {
+		// A character outside ASCII just past the core joins it: one
+		// window for a word with several accents, or a sentence in Greek.
+		k, end := coreHi, min(len(text), coreHi+64)
+		for k+8 <= end && load64(text, k)&highs == 0 {
+			k += 8
+		}
+		for k < end && text[k] < utf8.RuneSelf {
+			k++
+		}
+		if k == end {
+			break
+		}
+		coreHi = cutAfter(text, k+1)
+	}
+	if coreLo < 0 || coreHi < 0 || coreHi-coreLo > maxWindow {
+		return 0, false
+	}
+	mark := s.n.markFound()
+	// Most cores need nothing around them: a word with an accent is no
+	// trigger word. A window too short says so, and a longer one is made.
+	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
+		lo, hi := cutBefore(text, max(0, coreLo-margin.before)), cutAfter(text, min(len(text), coreHi+margin.after))
+		if lo < 0 || hi < 0 {
+			return 0, false
+		}
+		s.n.backToMark(mark)
+		s.n.b = s.n.b[:0]
+		s.n.appendForm(text, lo, coreLo, false, false)
+		cl := len(s.n.b)
+		s.n.appendForm(text, coreLo, coreHi, false, true)
+		ch := len(s.n.b)
+		s.n.appendForm(text, coreHi, hi, false, false)
+		switch d.quietWindow(s, cl, ch, lo > 0, hi < len(text)) {
+		case windowQuiet:
+			return coreHi, true
+		case windowMatch:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // sameQuietWalk checks that the walk tells what the reference walk tells on
