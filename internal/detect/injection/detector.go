@@ -23,6 +23,7 @@ type Detector struct {
 	triggers map[string][]int
 	// quietTriggers is triggers with what quietPhrases needs besides.
 	quietTriggers map[string]*triggerEntry
+	quietIndex    triggerIndex
 	// triggerHint has the bit of triggerHash set for every trigger word:
 	// most words are not triggers, and a bit test is cheaper than a map.
 	triggerHint [triggerHintBits / 64]uint64
@@ -35,6 +36,10 @@ type Detector struct {
 	// numbers) with two loads, inline.
 	pairLen [1 << 10]uint64
 	lastLen [256]uint64
+	// lastPair is pairLen of each trigger word's last two bytes (for a
+	// word of one byte, any byte and it): the quiet walk's blocks test it
+	// instead of lastLen, and pass over three words in five more.
+	lastPair [1 << 10]uint64
 	// maxUnicode is maxUnicodeFindings; tests lower it to reach it with
 	// short texts.
 	maxUnicode int
@@ -104,6 +109,13 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 				}
 			}
 			d.lastLen[t[len(t)-1]] |= 1 << len(t)
+			if len(t) == 1 {
+				for c0 := range 32 {
+					d.lastPair[pairIndex(byte(c0), t[0])] |= 1 << 1
+				}
+			} else {
+				d.lastPair[pairIndex(t[len(t)-2], t[len(t)-1])] |= 1 << len(t)
+			}
 			if c := t[len(t)-1]; 'a' <= c && c <= 'z' {
 				d.lastLen[c-'a'+'A'] |= 1 << len(t)
 			}
@@ -116,6 +128,7 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 	for t, rules := range d.triggers {
 		d.quietTriggers[t] = d.newTriggerEntry(rules)
 	}
+	d.quietIndex = newTriggerIndex(d.quietTriggers)
 	return d
 }
 

@@ -109,8 +109,8 @@ func (d *Detector) quietPhrasesCapped(s *scanner, text string, runs *letterRun, 
 		}
 		q.recent[q.words%len(q.recent)] = i
 		q.words++
-		if d.mayTriggerText(text, i, j) {
-			if i = q.trigger(i, j); i < 0 {
+		if e := d.triggerAt(text, i, j); e != nil {
+			if i = q.trigger(i, j, e); i < 0 {
 				return false
 			}
 			continue
@@ -126,8 +126,8 @@ func (d *Detector) quietPhrasesCapped(s *scanner, text string, runs *letterRun, 
 // more, or -1 when a rule may match.
 //
 // Two passes: the first records every word in recent and marks, with no
-// branch, the few whose first two bytes, last byte and length a trigger
-// word may have (pairLen, lastLen); the second looks only at those, each
+// branch, the few whose first two bytes, last two and length a trigger
+// word may have (pairLen, lastPair); the second looks only at those, each
 // with recent and words as they were at its end.
 func (q *quietWalk) block(i int, w, ends uint64) int {
 	d, text := q.d, q.text
@@ -136,30 +136,38 @@ func (q *quietWalk) block(i int, w, ends uint64) int {
 	base := q.words
 	var maybe uint64
 	recent, words := &q.recent, q.words // in registers through the loop
+	// The block starts at a word start or between words, so the k-th start
+	// is that of the word with the k-th end.
+	// Unsigned, masked indexes and shifts spare the loop bounds checks,
+	// the shifts' range checks and the modulo's sign fix.
+	n := uint(words)
+	pairLen, lastPair := &d.pairLen, &d.lastPair
 	for rest, left := ends, starts; rest != 0; {
-		e := bits.TrailingZeros64(rest)
+		e := uint(bits.TrailingZeros64(rest)) & 63
 		rest &= rest - 1
-		upTo := left & (2<<e - 1)
-		left &^= upTo
-		s := 63 - bits.LeadingZeros64(upTo)
-		recent[words%len(recent)] = i + s
-		words++
+		s := uint(bits.TrailingZeros64(left)) & 63
+		left &= left - 1
+		recent[n%uint(len(recent))] = i + int(s)
+		n++
 		// The word is block[s:e+1], and e < 63: the byte after it is in
-		// the block (the masks spare the bounds checks).
-		maybe |= d.pairLen[pairIndex(block[s&63], block[(s+1)&63])] & d.lastLen[block[e&63]] >> (e + 1 - s) & 1 << e
+		// the block, and its length e+1-s below 64. (For a word of one
+		// byte, block[e-1] is any byte.)
+		maybe |= pairLen[pairIndex(block[s], block[(s+1)&63])] & lastPair[pairIndex(block[(e-1)&63], block[e])] >> ((e + 1 - s) & 63) & 1 << e
 	}
+	words = int(n)
 	q.words = words
 	for maybe != 0 {
 		e := bits.TrailingZeros64(maybe)
 		maybe &= maybe - 1
 		upTo := starts & (2<<e - 1)
 		ws, we := i+63-bits.LeadingZeros64(upTo), i+e+1
-		if !d.mayTriggerText(text, ws, we) {
+		entry := d.quietIndex.lookup(text, ws, we)
+		if entry == nil {
 			continue
 		}
 		words := q.words
 		q.words = base + bits.OnesCount64(upTo)
-		if next := q.trigger(ws, we); next != we {
+		if next := q.trigger(ws, we, entry); next != we {
 			// A window settled it, and more (or a rule may match): the
 			// walk goes on at the window's end.
 			q.formLen += bits.OnesCount64(w & (2<<e - 1))
@@ -189,31 +197,26 @@ type quietWalk struct {
 	// and one more per runEvery bytes of its form (s.runs counts them).
 	formLen int
 	lower   [maxTriggerLen]byte
+	// probes is quietTrigger's scratch: the probes at the starts it
+	// reads, not zeroed at each trigger word.
+	probes [maxBack + 1]probe
 }
 
 // recentWords is the size of quietWalk.recent: a power of two, above the
 // words of a block (32) and the maxBack before them.
 const recentWords = 64
 
-// trigger takes the ASCII word text[i:j] (in recent, not glued to a
-// character outside ASCII), which may be a trigger word, and returns where
-// the walk goes on: j, the end of a window that settled it, or -1 when a
-// rule may match.
-func (q *quietWalk) trigger(i, j int) int {
-	w := q.lower[:j-i]
-	for k := range w {
-		w[k] = asciiFold[q.text[i+k]]
-	}
+// trigger takes the ASCII trigger word text[i:j] (in recent, not glued to
+// a character outside ASCII), whose entry is e, and returns where the walk
+// goes on: j, the end of a window that settled it, or -1 when a rule may
+// match.
+func (q *quietWalk) trigger(i, j int, e *triggerEntry) int {
 	d := q.d
-	e := d.quietTriggers[string(w)]
-	if e == nil {
-		return j
-	}
 	known := q.words
 	if q.settled {
 		known = -(q.words - q.settledAt)
 	}
-	if d.quietTrigger(q.s, q.text, e, &q.recent, q.words, known, i, j) {
+	if d.quietTrigger(q.s, q.text, e, &q.recent, &q.probes, q.words, known, i, j) {
 		return j
 	}
 	return q.settle(i, j)
@@ -304,21 +307,30 @@ func (q *quietWalk) settle(x, y int) int {
 
 // wordBits returns a bit for each byte of text[i:i+64] that is an ASCII
 // word byte (asciiWordBytes), and one for each byte of 0x80 or more.
+// Unrolled: eight loads at constant offsets, with no bounds checks, and
+// eight independent chains.
 func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
-	var all uint64
-	for k := 0; k < 64; k += 8 {
-		x := load64(b, k)
-		all |= x
-		words |= (wordHighs(x&^highs) &^ x >> 7) * 0x0102040810204080 >> 56 << k
-	}
-	if all&highs == 0 {
+	x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
+	x4, x5, x6, x7 := load64(b, 32), load64(b, 40), load64(b, 48), load64(b, 56)
+	words = wordByteBits(x0) | wordByteBits(x1)<<8 | wordByteBits(x2)<<16 | wordByteBits(x3)<<24 |
+		wordByteBits(x4)<<32 | wordByteBits(x5)<<40 | wordByteBits(x6)<<48 | wordByteBits(x7)<<56
+	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
 		return words, 0 // the common case: all ASCII
 	}
-	for k := 0; k < 64; k += 8 {
-		wide |= (load64(b, k) & highs >> 7) * 0x0102040810204080 >> 56 << k
-	}
+	wide = highBits(x0) | highBits(x1)<<8 | highBits(x2)<<16 | highBits(x3)<<24 |
+		highBits(x4)<<32 | highBits(x5)<<40 | highBits(x6)<<48 | highBits(x7)<<56
 	return words, wide
+}
+
+// wordByteBits has bit k set where byte k of x is an ASCII word byte.
+func wordByteBits(x uint64) uint64 {
+	return highBits(wordHighs(x&^highs) &^ x)
+}
+
+// highBits gathers the high bit of each byte of x into bit k for byte k.
+func highBits(x uint64) uint64 {
+	return (x & highs >> 7) * 0x0102040810204080 >> 56
 }
 
 // wordHighs has the high bit of each byte of x set where that byte is an
@@ -334,19 +346,18 @@ func wordHighs(x uint64) uint64 {
 // pairIndex folds the first two bytes of a word into pairLen's index. The
 // low five bits of a letter are the same in either case; a digit or '_'
 // shares them with a letter, which only lets a few more words through to
-// mayTriggerText.
+// the trigger index.
 func pairIndex(c0, c1 byte) int { return int(c0&31)<<5 | int(c1&31) }
 
-// mayTriggerText is mayTrigger of the word text[i:j] lower-cased, after
-// a look at its first, second and last bytes and its length.
-func (d *Detector) mayTriggerText(text string, i, j int) bool {
+// triggerAt returns the entry of the ASCII word text[i:j] lower-cased,
+// nil when it is no trigger word; a look at its first, second and last
+// bytes and its length passes over most words.
+func (d *Detector) triggerAt(text string, i, j int) *triggerEntry {
 	n := j - i
 	if n >= 64 || (d.pairLen[pairIndex(text[i], text[i+min(1, n-1)])]&d.lastLen[text[j-1]])>>n&1 == 0 {
-		return false
+		return nil
 	}
-	h := uint(n)*0x9E3779B1 ^ uint(asciiFold[text[i]])<<16 ^ uint(asciiFold[text[j-1]])<<8 ^ uint(asciiFold[text[i+n/2]])*0x85EB
-	h = (h ^ h>>13) & (triggerHintBits - 1)
-	return d.triggerHint[h/64]&(1<<(h%64)) != 0
+	return d.quietIndex.lookup(text, i, j)
 }
 
 // Around a trigger word, formAround puts in the matching form what the
@@ -366,12 +377,8 @@ const (
 // them in recent (the form has more: words before a window are not in
 // recent). False means it could not tell, or a start is admitted: its
 // window must settle it.
-func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, words, known, i, j int) bool {
-	rules := e.rules
-	back := 0
-	for _, ri := range rules {
-		back = max(back, d.rules[ri].backWords())
-	}
+func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent *[recentWords]int, probes *[maxBack + 1]probe, words, known, i, j int) bool {
+	back := e.back
 	if known < 0 {
 		if back > -known-1 {
 			return false // a start before the window
@@ -382,7 +389,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	var at [maxBack + 1]int // the starts, earliest first
 	starts := at[:back+1]
 	for k := range starts {
-		starts[k] = recent[(words-1-back+k)%len(recent)]
+		starts[k] = recent[uint(words-1-back+k)%uint(len(recent))]
 	}
 	if s.around == nil {
 		s.around = make([]byte, 0, maxAround+8)
@@ -394,16 +401,29 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 	// the form around all the starts.
 	var guardForm []byte
 	gi := i
-	var probes [maxBack + 1]probe
-	probed, full := 0, false
+	probed, full := 0, false // probes[k] is read when probed has the bit k
 	// When the merged filter of the rules that start at a word rejects
-	// every start, none of them is looked at (nor its guard).
-	u := e.union()
-	wordRulesRejected := u != nil && u.rejects(text, starts, &probes, &probed)
-	for _, ri := range rules {
-		r := d.rules[ri]
-		if !d.enabled.has(r.kind) || wordRulesRejected && !r.punct {
-			continue
+	// every start, none of them is looked at (nor its guard); when it
+	// rejects some, they look at the others only. It is asked at the
+	// first of them whose guard, if any, does not say no on a form made
+	// already.
+	wordStarts, merged := -1, false
+	for _, r := range e.active {
+		if !r.punct {
+			if r.guard != nil && guardForm != nil && !r.guard(guardForm, gi, gi+j-i) {
+				continue
+			}
+			if !merged {
+				merged = true
+				if u := e.union(); u != nil {
+					if admitted, ok := u.admitted(text, starts, probes, &probed); ok {
+						wordStarts = admitted
+					}
+				}
+			}
+			if wordStarts == 0 {
+				break // the rules after it start at a word too
+			}
 		}
 		if r.guard != nil {
 			if guardForm == nil {
@@ -432,15 +452,13 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		// is none, starts at the word: as the others.
 		for k := back - min(r.backWords(), known-1); k <= back; k++ {
 			ws := starts[k]
-			if !mayPair(f, text, ws) {
+			if !r.punct && wordStarts&(1<<k) == 0 || !mayPair(f, text, ws) {
 				continue
 			}
 			if probed&(1<<k) == 0 {
-				p, ok := probeText(text, ws)
-				if !ok {
+				if !probeInto(&probes[k], text, ws) {
 					return false
 				}
-				probes[k] = p
 				probed |= 1 << k
 			}
 			if f.mayAdmit(&probes[k]) {
@@ -456,11 +474,7 @@ func (d *Detector) quietTrigger(s *scanner, text string, e *triggerEntry, recent
 		return false
 	}
 	ti, tj := starts[back], starts[back]+j-i
-	for _, ri := range rules {
-		r := d.rules[ri]
-		if !d.enabled.has(r.kind) {
-			continue
-		}
+	for _, r := range e.active {
 		if r.guard != nil && !r.guard(b, ti, tj) {
 			continue
 		}
@@ -506,6 +520,22 @@ func punctInReach(text string, starts []int) bool {
 		}
 	}
 	return false
+}
+
+// probeInto sets *p to probeText(text, ws), and reports its ok: in
+// place, as quietTrigger keeps them.
+func probeInto(p *probe, text string, ws int) bool {
+	if ws+16 <= len(text) {
+		if lo, ok := plainChunk(text, ws, false); ok {
+			if hi, ok := plainChunk(text, ws+8, lo>>56 == ' '); ok {
+				p.w[0], p.w[1], p.n = lo, hi&^(0xFF<<56), maxLongPrefixLen
+				return true
+			}
+		}
+	}
+	var ok bool
+	*p, ok = probeText(text, ws)
+	return ok
 }
 
 // probeText is the probe of the matching form at the ASCII word start
@@ -582,6 +612,18 @@ func (r *rule) backWords() int {
 // or the form would be longer than maxAround.
 func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 	first := starts[0]
+	if first >= guardBefore && text[first-guardBefore] != ' ' {
+		// Sixteen bytes of printable ASCII with single spaces before the
+		// first start (no run of white space reaching in) are their own
+		// form, lower-cased.
+		if lo, ok := plainChunk(text, first-guardBefore, false); ok {
+			if hi, ok := plainChunk(text, first-guardBefore+8, lo>>56 == ' '); ok {
+				dst = binary.LittleEndian.AppendUint64(dst, lo)
+				dst = binary.LittleEndian.AppendUint64(dst, hi)
+				return formAfter(text, starts, j, dst)
+			}
+		}
+	}
 	// Back from the first start: white space is one byte (none at the
 	// start of the text).
 	var before [guardBefore]byte
@@ -613,6 +655,13 @@ func formAround(text string, starts []int, j int, dst []byte) ([]byte, bool) {
 		before[len(before)-n] = sp
 	}
 	dst = append(dst, before[len(before)-n:]...)
+	return formAfter(text, starts, j, dst)
+}
+
+// formAfter is formAround from its first start on, dst holding the form
+// before it.
+func formAfter(text string, starts []int, j int, dst []byte) ([]byte, bool) {
+	first := starts[0]
 	next, limit := 0, -1
 	space := false // the last byte written is white space
 	for k := first; k < len(text); {
@@ -747,7 +796,15 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	mark := s.n.markFound()
 	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
-	for _, margin := range [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}} {
+	margins := [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}}
+	tried := margins[:]
+	if x == coreLo && x > 0 && asciiWordBytes[text[x]] && noWordIn(text, y, coreHi) {
+		// A trigger word alone in its core, not at the start of the text:
+		// the core alone is too short for its rules, and says so at the
+		// word, before any run.
+		tried = margins[1:]
+	}
+	for _, margin := range tried {
 		lo, hi := cutBefore(text, max(0, coreLo-margin.before)), cutAfter(text, min(len(text), coreHi+margin.after))
 		if lo < 0 || hi < 0 {
 			return 0, false
@@ -767,6 +824,17 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// noWordIn reports whether text[i:j] holds no ASCII word byte and no byte
+// of 0x80 or more: no word of the matching form starts there.
+func noWordIn(text string, i, j int) bool {
+	for _, c := range []byte(text[i:j]) {
+		if asciiWordBytes[c] || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 type windowVerdict int

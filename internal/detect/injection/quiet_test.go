@@ -139,7 +139,9 @@ func TestQuietAsFull(t *testing.T) {
 			at := r.IntN(len(text))
 			piece := text[at:min(len(text), at+r.IntN(4096))]
 			sameAsFull(t, ds, piece)
-			sameAsFull(t, ds, mutate(r, piece, plant, 1+r.IntN(4)))
+			mutated := mutate(r, piece, plant, 1+r.IntN(4))
+			sameAsFull(t, ds, mutated)
+			sameQuietWalk(t, ds[:1], mutated)
 		}
 		sameAsFull(t, ds, mutate(r, text, plant, 3))
 	}
@@ -160,7 +162,9 @@ func TestQuietAsFull(t *testing.T) {
 	for range raceScaled(300) {
 		at := r.IntN(len(tool))
 		piece := tool[at:min(len(tool), at+r.IntN(2048))]
-		sameAsFull(t, ds, mutate(r, piece, plant, 1+r.IntN(3)))
+		mutated := mutate(r, piece, plant, 1+r.IntN(3))
+		sameAsFull(t, ds, mutated)
+		sameQuietWalk(t, ds[:1], mutated)
 	}
 	for _, name := range []string{"injection_sentences.txt", "heldout_injection.txt", "benign_sentences.txt", "heldout_benign.txt"} {
 		for _, line := range readLines(t, name) {
@@ -174,7 +178,8 @@ func TestQuietAsFull(t *testing.T) {
 }
 
 // TestQuietOnCorpora: the fast path settles realistic text on its own; the
-// full matching form of a megabyte is not built.
+// full matching form of a megabyte is not built; the walk tells what the
+// reference walk tells.
 func TestQuietOnCorpora(t *testing.T) {
 	d := Default()
 	for _, name := range realisticCorpora {
@@ -184,6 +189,7 @@ func TestQuietOnCorpora(t *testing.T) {
 		if !d.quietPhrases(s, text, &runs) {
 			t.Errorf("%s: the fast path gave up", name)
 		}
+		sameQuietWalk(t, quietDetectors(t)[:1], text[:raceScaled(len(text))])
 	}
 }
 
@@ -216,8 +222,11 @@ func FuzzQuietAsFull(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		sameAsFull(t, ds, text)
+		sameQuietWalk(t, ds, text)
 		if utf8.ValidString(text) && len(text) < 4096 {
-			sameAsFull(t, ds, mutate(rand.New(rand.NewPCG(uint64(len(text)), 7)), text, plant, 2))
+			mutated := mutate(rand.New(rand.NewPCG(uint64(len(text)), 7)), text, plant, 2)
+			sameAsFull(t, ds, mutated)
+			sameQuietWalk(t, ds, mutated)
 		}
 	})
 }

@@ -12,7 +12,8 @@ import (
 // matching form (normalize, with its map), at each ASCII word start:
 // probeText is the probe of the form there, mayPair rejects no start a
 // filter admits, and formAround is the form around a trigger word and the
-// words before it, reaching guardBefore bytes before and guardAfter after.
+// words before it, reaching guardBefore bytes before and guardAfter after;
+// probeInto is probeText.
 // The whole-text comparison (FuzzQuietAsFull) sees a wrong byte there only
 // when it changes a rule's verdict; this sees every one.
 func FuzzQuietParts(f *testing.F) {
@@ -58,10 +59,15 @@ func FuzzQuietParts(f *testing.F) {
 			}
 			tried++
 			fo := formAt(i)
-			if p, ok := probeText(text, i); ok {
+			p, ok := probeText(text, i)
+			if ok {
 				if want := probeOf(form[fo:]); p != want {
 					t.Fatalf("%q at %d: probeText %v, the form's %v", text, i, p, want)
 				}
+			}
+			var into probe
+			if okInto := probeInto(&into, text, i); okInto != ok || ok && into != p {
+				t.Fatalf("%q at %d: probeInto %v %v, probeText %v %v", text, i, into, okInto, p, ok)
 			}
 			want := probeOf(form[fo:])
 			for _, pf := range filters {
@@ -155,8 +161,9 @@ func abs(n int) int {
 }
 
 // TestTriggerWordsPassTheLengthTables: quietPhrases passes over a word
-// that pairLen and lastLen reject without looking it up, so every trigger
-// word, in lower, upper and mixed case, must pass them and mayTriggerText.
+// that pairLen and lastLen (or lastPair) reject without looking it up, so every trigger
+// word, in lower, upper and mixed case, must pass them and be found by
+// triggerAt.
 func TestTriggerWordsPassTheLengthTables(t *testing.T) {
 	for _, d := range quietDetectors(t) {
 		for w := range d.triggers {
@@ -165,7 +172,8 @@ func TestTriggerWordsPassTheLengthTables(t *testing.T) {
 			for _, v := range []string{w, upper, title} {
 				text := v + " " // the walk reads the byte after a one-byte word
 				n := len(v)
-				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]>>n&1 == 0 || !d.mayTriggerText(text, 0, n) {
+				lastPair := d.lastPair[pairIndex(text[max(0, n-2)], text[n-1])]
+				if d.pairLen[pairIndex(text[0], text[1])]&d.lastLen[text[n-1]]&lastPair>>n&1 == 0 || d.triggerAt(text, 0, n) != d.quietTriggers[w] {
 					t.Errorf("trigger word %q is passed over", v)
 				}
 			}
