@@ -50,6 +50,18 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
+// CloseWrite passes net/http's half-close on: before it closes a
+// connection whose request it did not read to the end (a 431 for headers
+// past the limit, a 413), it sends its end of the stream first, so that
+// the client reads the answer to its end; hidden by the wrapper, the
+// close came as a reset and the answer's end was lost.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // release gives a closed connection's place back.
 func (l *connLimit) release() {
 	l.mu.Lock()
