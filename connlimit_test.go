@@ -153,3 +153,89 @@ func TestConnLimitClosedWhileWaiting(t *testing.T) {
 	}
 	defer waiting.Close()
 }
+
+// However connections end (closed before a byte, halfway through their
+// headers, before their answer, by a reset, refused as malformed, asked to
+// close, evicted while idle, with a body left unread), each gives its
+// place back once: open comes back to 0 and nothing stays idle.
+func TestConnLimitOpenReturnsToZero(t *testing.T) {
+	l, most := limitedServer(t, 8)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Error(err)
+		}
+		return c
+	}
+	ways := []func(c net.Conn){
+		func(c net.Conn) {},
+		func(c net.Conn) { io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n") },
+		func(c net.Conn) { io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") },
+		func(c net.Conn) { io.WriteString(c, "NOT HTTP\r\n\r\n"); io.Copy(io.Discard, c) },
+		func(c net.Conn) {
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+			io.Copy(io.Discard, c)
+		},
+		func(c net.Conn) {
+			fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", 1<<20)
+			c.Write(make([]byte, 1<<20))
+		},
+		func(c net.Conn) { // a keep-alive left idle, perhaps evicted by the others
+			r := bufio.NewReader(c)
+			for range 2 {
+				fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				resp, err := http.ReadResponse(r, nil)
+				if err != nil {
+					return // evicted between requests
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		},
+		func(c net.Conn) { // a reset in the middle of a request
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			c.(*net.TCPConn).SetLinger(0)
+		},
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var kept []net.Conn // keep-alives left idle: the later ones evict them
+	for range 16 {
+		for i, way := range ways {
+			wg.Go(func() {
+				c := dial()
+				if c == nil {
+					return
+				}
+				c.SetDeadline(time.Now().Add(time.Minute))
+				way(c)
+				if i == len(ways)-2 {
+					mu.Lock()
+					kept = append(kept, c)
+					mu.Unlock()
+					return
+				}
+				c.Close()
+			})
+		}
+	}
+	wg.Wait()
+	for _, c := range kept {
+		c.Close()
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		l.mu.Lock()
+		open, idle := l.open, len(l.idle)
+		l.mu.Unlock()
+		if open == 0 && idle == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections counted open, %d idle, after all closed: want 0", open, idle)
+		}
+		time.Sleep(time.Millisecond) // polling the server's state hook
+	}
+	if m := most(); m > 8 {
+		t.Errorf("%d connections open at once, limit 8", m)
+	}
+}
