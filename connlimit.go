@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,19 @@ type limitedConn struct {
 	net.Conn
 	l    *connLimit
 	once sync.Once
+	// idle: in l.idle. net/http calls a keep-alive active only once its
+	// next request's headers are all read (up to the header deadline):
+	// its first bytes read take it out of l.idle, or it would be closed
+	// under a request under way, lost to its client.
+	idle atomic.Bool
+}
+
+func (c *limitedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && c.idle.Load() {
+		c.l.setIdle(c, false)
+	}
+	return n, err
 }
 
 func (c *limitedConn) Close() error {
@@ -99,7 +113,10 @@ func (l *connLimit) Accept() (net.Conn, error) {
 				oldest = idle
 			}
 		}
-		delete(l.idle, oldest)
+		if oldest != nil {
+			delete(l.idle, oldest)
+			oldest.idle.Store(false)
+		}
 		l.mu.Unlock()
 		if oldest != nil {
 			oldest.Close() // its place comes free now
@@ -114,6 +131,18 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	}
 }
 
+// setIdle notes whether c is idle.
+func (l *connLimit) setIdle(c *limitedConn, idle bool) {
+	l.mu.Lock()
+	if idle {
+		l.idle[c] = time.Now()
+	} else {
+		delete(l.idle, c)
+	}
+	c.idle.Store(idle)
+	l.mu.Unlock()
+}
+
 func (l *connLimit) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return l.Listener.Close()
@@ -126,13 +155,7 @@ func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	if state == http.StateIdle {
-		l.idle[lc] = time.Now()
-	} else {
-		delete(l.idle, lc)
-	}
-	l.mu.Unlock()
+	l.setIdle(lc, state == http.StateIdle)
 	if state == http.StateIdle {
 		l.wake() // an Accept waiting may close it
 	}

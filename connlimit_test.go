@@ -239,3 +239,47 @@ func TestConnLimitOpenReturnsToZero(t *testing.T) {
 		t.Errorf("%d connections open at once, limit 8", m)
 	}
 }
+
+// A keep-alive whose client has begun its next request is no longer idle:
+// a new connection at the limit waits for it, and its request is answered.
+// net/http calls it active only once the request's headers are all read
+// (up to the 10 s header deadline); taken for idle meanwhile, it was
+// closed under the request, which the client saw fail.
+func TestConnLimitSparesARequestUnderWay(t *testing.T) {
+	l, _ := limitedServer(t, 1)
+	a, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ra := bufio.NewReader(a)
+	get(t, a, ra)
+	waitIdle(t, l, 1)
+	io.WriteString(a, "GET / HTTP/1.1\r\n")
+	waitIdle(t, l, 0) // the server has read the request's first bytes
+	b, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	answered := make(chan error, 1)
+	go func() {
+		b.SetDeadline(time.Now().Add(time.Minute))
+		io.WriteString(b, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(b), nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	io.WriteString(a, "Host: x\r\nConnection: close\r\n\r\n")
+	a.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(ra, nil)
+	if err != nil {
+		t.Fatalf("the request under way when another connection came: %v, want it answered", err)
+	}
+	resp.Body.Close()
+	if err := <-answered; err != nil {
+		t.Errorf("the new connection, once the other closed: %v", err)
+	}
+}
