@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // maxHTTPConns bounds the connections the HTTP front holds at once. Each
@@ -26,28 +25,33 @@ type connLimit struct {
 	net.Listener
 	max int
 
-	mu     sync.Mutex
-	open   int
-	idle   map[*limitedConn]time.Time // since when each idle one is
-	freed  chan struct{}              // a place came free, or a connection went idle (capacity 1)
-	closed chan struct{}
-	once   sync.Once
+	mu   sync.Mutex
+	open int
+	// The idle connections, longest idle first: a list through the
+	// connections themselves, so that at the limit the next to close is
+	// found at once (a scan of 4096 took 60 µs, under mu, per connection).
+	idleFirst, idleLast *limitedConn
+	idleCount           int
+	freed               chan struct{} // a place came free, or a connection went idle (capacity 1)
+	closed              chan struct{}
+	once                sync.Once
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
-	return &connLimit{Listener: ln, max: max, idle: map[*limitedConn]time.Time{},
-		freed: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &connLimit{Listener: ln, max: max, freed: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 type limitedConn struct {
 	net.Conn
 	l    *connLimit
 	once sync.Once
-	// idle: in l.idle. net/http calls a keep-alive active only once its
-	// next request's headers are all read (up to the header deadline):
-	// its first bytes read take it out of l.idle, or it would be closed
-	// under a request under way, lost to its client.
-	idle atomic.Bool
+	// idle: in l's idle list (prev, next: guarded by l.mu). net/http
+	// calls a keep-alive active only once its next request's headers are
+	// all read (up to the header deadline): its first bytes read take it
+	// out of the list, or it would be closed under a request under way,
+	// lost to its client.
+	idle       atomic.Bool
+	prev, next *limitedConn
 }
 
 func (c *limitedConn) Read(b []byte) (int, error) {
@@ -107,15 +111,9 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			l.mu.Unlock()
 			return &limitedConn{Conn: c, l: l}, nil
 		}
-		var oldest *limitedConn
-		for idle, since := range l.idle {
-			if oldest == nil || since.Before(l.idle[oldest]) {
-				oldest = idle
-			}
-		}
+		oldest := l.idleFirst
 		if oldest != nil {
-			delete(l.idle, oldest)
-			oldest.idle.Store(false)
+			l.unlinkIdle(oldest)
 		}
 		l.mu.Unlock()
 		if oldest != nil {
@@ -131,16 +129,42 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	}
 }
 
-// setIdle notes whether c is idle.
+// setIdle notes whether c is idle: idle again, it goes last.
 func (l *connLimit) setIdle(c *limitedConn, idle bool) {
 	l.mu.Lock()
-	if idle {
-		l.idle[c] = time.Now()
-	} else {
-		delete(l.idle, c)
+	defer l.mu.Unlock()
+	if c.idle.Load() {
+		l.unlinkIdle(c)
 	}
-	c.idle.Store(idle)
-	l.mu.Unlock()
+	if !idle {
+		return
+	}
+	c.prev, c.next = l.idleLast, nil
+	if l.idleLast != nil {
+		l.idleLast.next = c
+	} else {
+		l.idleFirst = c
+	}
+	l.idleLast = c
+	l.idleCount++
+	c.idle.Store(true)
+}
+
+// unlinkIdle takes c, which is idle, out of the idle list. Guarded by l.mu.
+func (l *connLimit) unlinkIdle(c *limitedConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.idleFirst = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.idleLast = c.prev
+	}
+	c.prev, c.next = nil, nil
+	l.idleCount--
+	c.idle.Store(false)
 }
 
 func (l *connLimit) Close() error {
@@ -149,7 +173,7 @@ func (l *connLimit) Close() error {
 }
 
 // track is the server's ConnState hook: it keeps which connections are
-// idle, and since when.
+// idle, in the order they went idle.
 func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	lc, ok := c.(*limitedConn)
 	if !ok {

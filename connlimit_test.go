@@ -61,7 +61,7 @@ func waitIdle(t *testing.T, l *connLimit, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; {
 		l.mu.Lock()
-		idle := len(l.idle)
+		idle := l.idleCount
 		l.mu.Unlock()
 		if idle == n {
 			return
@@ -225,7 +225,7 @@ func TestConnLimitOpenReturnsToZero(t *testing.T) {
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
 		l.mu.Lock()
-		open, idle := l.open, len(l.idle)
+		open, idle := l.open, l.idleCount
 		l.mu.Unlock()
 		if open == 0 && idle == 0 {
 			break
@@ -281,5 +281,47 @@ func TestConnLimitSparesARequestUnderWay(t *testing.T) {
 	resp.Body.Close()
 	if err := <-answered; err != nil {
 		t.Errorf("the new connection, once the other closed: %v", err)
+	}
+}
+
+// The idle list keeps connections in the order they went idle: one active
+// again and idle again goes last, and the first is the one to close.
+func TestConnLimitIdleOrder(t *testing.T) {
+	l := newConnLimit(nil, 4)
+	a, b, c := &limitedConn{l: l}, &limitedConn{l: l}, &limitedConn{l: l}
+	for _, lc := range []*limitedConn{a, b, c} {
+		l.setIdle(lc, true)
+	}
+	l.setIdle(a, false)
+	l.setIdle(a, true)
+	l.setIdle(c, false)
+	var order []*limitedConn
+	for lc := l.idleFirst; lc != nil; lc = lc.next {
+		order = append(order, lc)
+	}
+	if len(order) != 2 || order[0] != b || order[1] != a || l.idleLast != a || l.idleCount != 2 {
+		t.Errorf("idle list %p (count %d), want b %p then a %p", order, l.idleCount, b, a)
+	}
+	l.unlinkIdle(b)
+	l.unlinkIdle(a)
+	if l.idleFirst != nil || l.idleLast != nil || l.idleCount != 0 || a.idle.Load() || b.idle.Load() {
+		t.Errorf("after all were taken out: first %p, last %p, count %d", l.idleFirst, l.idleLast, l.idleCount)
+	}
+}
+
+// BenchmarkConnLimitEvict: at the limit, each new connection takes the one
+// idle longest out and another goes idle (4096 idle). A scan of them took
+// 60 µs, under the lock every connection's state change takes.
+func BenchmarkConnLimitEvict(b *testing.B) {
+	l := newConnLimit(nil, maxHTTPConns)
+	for range maxHTTPConns {
+		l.setIdle(&limitedConn{l: l}, true)
+	}
+	for b.Loop() {
+		l.mu.Lock()
+		oldest := l.idleFirst
+		l.unlinkIdle(oldest)
+		l.mu.Unlock()
+		l.setIdle(oldest, true)
 	}
 }
