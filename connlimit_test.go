@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -138,7 +140,7 @@ func TestConnLimitWaitsForAPlace(t *testing.T) {
 }
 
 // A listener closed while Accept waits for a place ends Accept: Serve
-// returns (limitedServer's cleanup checks it).
+// returns (limitedServer's cleanup checks it), and the connection it held is closed.
 func TestConnLimitClosedWhileWaiting(t *testing.T) {
 	l, _ := limitedServer(t, 1)
 	c, err := net.Dial("tcp", l.Addr().String())
@@ -152,6 +154,12 @@ func TestConnLimitClosedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer waiting.Close()
+	l.Close()
+	// The connection taken while Accept waited is closed, not left open.
+	waiting.SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := waiting.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection waiting for a place when the listener closed: read %d bytes, %v; want it closed", n, err)
+	}
 }
 
 // However connections end (closed before a byte, halfway through their
