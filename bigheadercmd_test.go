@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,7 +15,9 @@ import (
 
 // cmdBigHeader: big-header URL BYTES — sends a GET for URL whose headers
 // hold a header of BYTES bytes, written as it goes (a client that does not
-// stop at any limit), and prints the answer's status: "status 431".
+// stop at any limit), and prints the answer's status: "status 431". The
+// answer is read to its end: a reset in its place (the server closing
+// without a half-close first) fails the command.
 func cmdBigHeader(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: big-header URL BYTES")
@@ -40,6 +43,10 @@ func cmdBigHeader(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	ts.Check(err)
+	_, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		ts.Fatalf("the answer (status %d) did not end: %v", resp.StatusCode, err)
+	}
 	fmt.Fprintln(ts.Stdout(), "status", resp.StatusCode)
 }
