@@ -5,36 +5,48 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// maxHTTPConns bounds the connections the HTTP front holds at once. Each
-// costs about 20 KB (a goroutine, its buffers) and up to maxHeaderBytes
-// more while its headers arrive, all before any token is checked; with
-// the descriptor limit the only bound, 10,000 idle keep-alives held
-// 200 MB for the 2-minute idle timeout, and a container's limit is often
-// a million. Far above what real clients open (a few each, max_sessions
-// is 1000 by default).
+// maxHTTPConns bounds the connections the HTTP front holds at once (or
+// twice max_sessions and 1024 more, if that is more: a session may hold a
+// GET stream and POSTs at once). Each costs about 20 KB (a goroutine, its
+// buffers) and up to maxHeaderBytes more while its headers arrive, all
+// before any token is checked; with the descriptor limit the only bound,
+// 10,000 idle keep-alives held 200 MB for the 2-minute idle timeout, and a
+// container's limit is often a million. Far above what real clients open
+// (a few each, max_sessions is 1000 by default).
 const maxHTTPConns = 4096
+
+// httpConnLimit is the front's bound for a config's max_sessions.
+func httpConnLimit(maxSessions int) int { return max(maxHTTPConns, 2*maxSessions+1024) }
+
+// headerStall is how long a connection may take over its request's
+// headers before, at the limit, a new connection may take its place. A
+// real client sends its headers at once; one that trickles them (a
+// slowloris) would otherwise hold its place for the whole header deadline,
+// and a few hundred such connections a second would hold every place.
+const headerStall = time.Second
 
 // connLimit is a listener that holds at most max connections open. At the
 // limit, a new connection closes the one idle longest (a keep-alive
 // between requests, which a client opens again as it would after the idle
-// timeout); with none idle it waits for one to close: the others are
-// reading headers (10 s at most) or serving requests.
+// timeout), else the one that has been reading its request's headers
+// longest if that is headerStall or more; else it waits for a place: the
+// others are serving requests, or just began reading their headers.
 type connLimit struct {
 	net.Listener
 	max int
 
 	mu   sync.Mutex
 	open int
-	// The idle connections, longest idle first: a list through the
-	// connections themselves, so that at the limit the next to close is
-	// found at once (a scan of 4096 took 60 µs, under mu, per connection).
-	idleFirst, idleLast *limitedConn
-	idleCount           int
-	freed               chan struct{} // a place came free, or a connection went idle (capacity 1)
-	closed              chan struct{}
-	once                sync.Once
+	// The connections that may be closed to make a place, each in the
+	// order they joined: so that at the limit the next to close is found
+	// at once (a scan of 4096 took 60 µs, under mu, per connection).
+	idle, heading connList
+	freed         chan struct{} // a place came free, or a connection went idle (capacity 1)
+	closed        chan struct{}
+	once          sync.Once
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
@@ -45,26 +57,79 @@ type limitedConn struct {
 	net.Conn
 	l    *connLimit
 	once sync.Once
-	// idle: in l's idle list (prev, next: guarded by l.mu). net/http
-	// calls a keep-alive active only once its next request's headers are
-	// all read (up to the header deadline): its first bytes read take it
-	// out of the list, or it would be closed under a request under way,
-	// lost to its client.
-	idle       atomic.Bool
+	// idle: in l.idle. net/http calls a keep-alive active only once its
+	// next request's headers are all read (up to the header deadline):
+	// its first bytes read move it to l.heading, or it would be closed
+	// under a request under way, lost to its client.
+	idle atomic.Bool
+	// Guarded by l.mu: the list it is in (nil: none, it is serving a
+	// request or closing), since when, its neighbours there.
+	list       *connList
+	since      time.Time
 	prev, next *limitedConn
+	closed     bool
+}
+
+// connList is a list through the connections themselves, oldest first.
+type connList struct {
+	first, last *limitedConn
+	count       int
+}
+
+func (q *connList) push(c *limitedConn, now time.Time) {
+	c.list, c.since = q, now
+	c.prev, c.next = q.last, nil
+	if q.last != nil {
+		q.last.next = c
+	} else {
+		q.first = c
+	}
+	q.last = c
+	q.count++
+}
+
+func (q *connList) remove(c *limitedConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.first = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.last = c.prev
+	}
+	c.list, c.prev, c.next = nil, nil, nil
+	q.count--
+}
+
+// move puts c last in to (nil: in no list); a closed connection joins
+// none (net/http may call it idle after it was closed). Guarded by l.mu.
+func (l *connLimit) move(c *limitedConn, to *connList) {
+	if c.list != nil {
+		c.list.remove(c)
+	}
+	if to != nil && !c.closed {
+		to.push(c, time.Now())
+	}
+	c.idle.Store(c.list == &l.idle)
 }
 
 func (c *limitedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 && c.idle.Load() {
-		c.l.setIdle(c, false)
+		c.l.mu.Lock()
+		if c.list == &c.l.idle {
+			c.l.move(c, &c.l.heading)
+		}
+		c.l.mu.Unlock()
 	}
 	return n, err
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.l.release)
+	c.once.Do(func() { c.l.release(c) })
 	return err
 }
 
@@ -81,9 +146,11 @@ func (c *limitedConn) CloseWrite() error {
 }
 
 // release gives a closed connection's place back.
-func (l *connLimit) release() {
+func (l *connLimit) release(c *limitedConn) {
 	l.mu.Lock()
 	l.open--
+	c.closed = true
+	l.move(c, nil)
 	l.mu.Unlock()
 	l.wake()
 }
@@ -97,8 +164,8 @@ func (l *connLimit) wake() {
 }
 
 // Accept takes the next connection first, so that a place is made (an
-// idle one closed) only for a connection that came; until it has one,
-// that connection holds a descriptor and nothing of the server's.
+// idle or stalled one closed) only for a connection that came; until it
+// has one, that connection holds a descriptor and nothing of the server's.
 func (l *connLimit) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
@@ -108,63 +175,51 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		if l.open < l.max {
 			l.open++
+			lc := &limitedConn{Conn: c, l: l}
+			l.move(lc, &l.heading)
 			l.mu.Unlock()
-			return &limitedConn{Conn: c, l: l}, nil
+			return lc, nil
 		}
-		oldest := l.idleFirst
-		if oldest != nil {
-			l.unlinkIdle(oldest)
+		victim, stalls := l.idle.first, time.Duration(-1)
+		if h := l.heading.first; victim == nil && h != nil {
+			if age := time.Since(h.since); age >= headerStall {
+				victim = h
+			} else {
+				stalls = headerStall - age
+			}
+		}
+		if victim != nil {
+			l.move(victim, nil)
 		}
 		l.mu.Unlock()
-		if oldest != nil {
-			oldest.Close() // its place comes free now
+		if victim != nil {
+			victim.Close() // its place comes free now
 			continue
 		}
-		select {
-		case <-l.freed:
-		case <-l.closed:
+		if !l.wait(stalls) {
 			c.Close()
 			return nil, net.ErrClosed
 		}
 	}
 }
 
-// setIdle notes whether c is idle: idle again, it goes last.
-func (l *connLimit) setIdle(c *limitedConn, idle bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c.idle.Load() {
-		l.unlinkIdle(c)
+// wait waits for a place to come free, or for the connection reading its
+// headers longest to stall (after stalls; never when negative); false when
+// the listener closed.
+func (l *connLimit) wait(stalls time.Duration) bool {
+	var stalled <-chan time.Time
+	if stalls >= 0 {
+		t := time.NewTimer(stalls)
+		defer t.Stop()
+		stalled = t.C
 	}
-	if !idle {
-		return
+	select {
+	case <-l.freed:
+	case <-stalled:
+	case <-l.closed:
+		return false
 	}
-	c.prev, c.next = l.idleLast, nil
-	if l.idleLast != nil {
-		l.idleLast.next = c
-	} else {
-		l.idleFirst = c
-	}
-	l.idleLast = c
-	l.idleCount++
-	c.idle.Store(true)
-}
-
-// unlinkIdle takes c, which is idle, out of the idle list. Guarded by l.mu.
-func (l *connLimit) unlinkIdle(c *limitedConn) {
-	if c.prev != nil {
-		c.prev.next = c.next
-	} else {
-		l.idleFirst = c.next
-	}
-	if c.next != nil {
-		c.next.prev = c.prev
-	} else {
-		l.idleLast = c.prev
-	}
-	c.prev, c.next = nil, nil
-	l.idleCount--
-	c.idle.Store(false)
+	return true
 }
 
 func (l *connLimit) Close() error {
@@ -173,13 +228,20 @@ func (l *connLimit) Close() error {
 }
 
 // track is the server's ConnState hook: it keeps which connections are
-// idle, in the order they went idle.
+// idle, and which are reading their first request's headers, in the order
+// they became so.
 func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	lc, ok := c.(*limitedConn)
-	if !ok {
+	if !ok || state == http.StateNew { // Accept put it in l.heading
 		return
 	}
-	l.setIdle(lc, state == http.StateIdle)
+	l.mu.Lock()
+	if state == http.StateIdle {
+		l.move(lc, &l.idle)
+	} else { // active, hijacked, closed
+		l.move(lc, nil)
+	}
+	l.mu.Unlock()
 	if state == http.StateIdle {
 		l.wake() // an Accept waiting may close it
 	}

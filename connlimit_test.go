@@ -63,7 +63,7 @@ func waitIdle(t *testing.T, l *connLimit, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; {
 		l.mu.Lock()
-		idle := l.idleCount
+		idle := l.idle.count
 		l.mu.Unlock()
 		if idle == n {
 			return
@@ -233,7 +233,7 @@ func TestConnLimitOpenReturnsToZero(t *testing.T) {
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
 		l.mu.Lock()
-		open, idle := l.open, l.idleCount
+		open, idle := l.open, l.idle.count
 		l.mu.Unlock()
 		if open == 0 && idle == 0 {
 			break
@@ -292,28 +292,64 @@ func TestConnLimitSparesARequestUnderWay(t *testing.T) {
 	}
 }
 
-// The idle list keeps connections in the order they went idle: one active
-// again and idle again goes last, and the first is the one to close.
+// The lists keep connections in the order they joined: one active again
+// and idle again goes last, and the first is the one to close.
 func TestConnLimitIdleOrder(t *testing.T) {
 	l := newConnLimit(nil, 4)
 	a, b, c := &limitedConn{l: l}, &limitedConn{l: l}, &limitedConn{l: l}
 	for _, lc := range []*limitedConn{a, b, c} {
-		l.setIdle(lc, true)
+		l.move(lc, &l.idle)
 	}
-	l.setIdle(a, false)
-	l.setIdle(a, true)
-	l.setIdle(c, false)
+	l.move(a, &l.heading)
+	l.move(a, &l.idle)
+	l.move(c, nil)
 	var order []*limitedConn
-	for lc := l.idleFirst; lc != nil; lc = lc.next {
+	for lc := l.idle.first; lc != nil; lc = lc.next {
 		order = append(order, lc)
 	}
-	if len(order) != 2 || order[0] != b || order[1] != a || l.idleLast != a || l.idleCount != 2 {
-		t.Errorf("idle list %p (count %d), want b %p then a %p", order, l.idleCount, b, a)
+	if len(order) != 2 || order[0] != b || order[1] != a || l.idle.last != a || l.idle.count != 2 || l.heading.count != 0 {
+		t.Errorf("idle list %p (count %d, %d heading), want b %p then a %p", order, l.idle.count, l.heading.count, b, a)
 	}
-	l.unlinkIdle(b)
-	l.unlinkIdle(a)
-	if l.idleFirst != nil || l.idleLast != nil || l.idleCount != 0 || a.idle.Load() || b.idle.Load() {
-		t.Errorf("after all were taken out: first %p, last %p, count %d", l.idleFirst, l.idleLast, l.idleCount)
+	l.move(b, nil)
+	l.move(a, nil)
+	if l.idle.first != nil || l.idle.last != nil || l.idle.count != 0 || a.idle.Load() || b.idle.Load() {
+		t.Errorf("after all were taken out: first %p, last %p, count %d", l.idle.first, l.idle.last, l.idle.count)
+	}
+	a.closed = true
+	if l.move(a, &l.idle); a.list != nil || l.idle.count != 0 {
+		t.Errorf("a closed connection joined the idle list")
+	}
+}
+
+// At the limit, with none idle, a connection that has taken headerStall
+// or more over its headers (a slowloris) is closed for a new one; those
+// that just began wait their turn. Before, trickled headers held every
+// place for the whole header deadline, and nobody could connect.
+func TestConnLimitClosesAStalledHeader(t *testing.T) {
+	l, most := limitedServer(t, 2)
+	var slow []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\n")
+		slow = append(slow, c)
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	get(t, c, bufio.NewReader(c)) // served within the minute, not after the 10 s header deadline of a real server's
+	slow[0].SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := slow[0].Read(make([]byte, 1)); err == nil {
+		t.Errorf("the connection stalled longest read %d bytes, want it closed", n)
+	}
+	if m := most(); m > 2 {
+		t.Errorf("%d connections open at once, limit 2", m)
 	}
 }
 
@@ -323,13 +359,13 @@ func TestConnLimitIdleOrder(t *testing.T) {
 func BenchmarkConnLimitEvict(b *testing.B) {
 	l := newConnLimit(nil, maxHTTPConns)
 	for range maxHTTPConns {
-		l.setIdle(&limitedConn{l: l}, true)
+		l.move(&limitedConn{l: l}, &l.idle)
 	}
 	for b.Loop() {
 		l.mu.Lock()
-		oldest := l.idleFirst
-		l.unlinkIdle(oldest)
+		oldest := l.idle.first
+		l.move(oldest, nil)
+		l.move(oldest, &l.idle)
 		l.mu.Unlock()
-		l.setIdle(oldest, true)
 	}
 }

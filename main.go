@@ -376,7 +376,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	// No ReadTimeout: its deadline stays on the connection while a handler
 	// streams, and would end every event stream after it. Bodies get their
 	// own deadline in the front; IdleTimeout closes idle keep-alives.
-	limited := newConnLimit(ln, maxHTTPConns)
+	limited := newConnLimit(ln, httpConnLimit(cfg.HTTP.MaxSessions))
 	ln = limited
 	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, ConnState: limited.track}
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
