@@ -3,6 +3,7 @@ package injection
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"math/bits"
 	"strings"
 )
 
@@ -50,9 +51,11 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // text that decodes to a command or to injection phrasing.
 //
 // Only tokens of minEncodedLen bytes or more matter, so it looks at the
-// last byte of the next minEncodedLen first and walks back: a break there
-// means no such token starts before it, and it jumps past it (most text is
-// words, and most bytes are never looked at).
+// last bytes of the next minEncodedLen first: a break there means no such
+// token starts before it, and it jumps past it (most text is words, and
+// most bytes are never looked at). The common breaks (white space, the
+// bytes of UTF-8, commas) are found in the last eight bytes at once;
+// where there are none, it walks back byte by byte.
 func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
 	return d.scanEncodedCapped(text, found, runs, encodedCap{max: d.maxEncoded, hi: len(text)})
 }
@@ -62,6 +65,30 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 	c.base = len(found)
 	// i is 0 or follows a break: where a token may start.
 	for i := 0; i+minEncodedLen <= len(text); {
+		if i+40 <= len(text) {
+			// The last common break of four blocks of eight, each but
+			// the last with one: no token between two of them is long.
+			b := text[i+8 : i+40]
+			m1, m2, m3, m4 := commonBreaks(load64(b, 0)), commonBreaks(load64(b, 8)), commonBreaks(load64(b, 16)), commonBreaks(load64(b, 24))
+			switch {
+			case m1 != 0 && m2 != 0 && m3 != 0 && m4 != 0:
+				i += 32 + lastByte(m4) + 1
+				continue
+			case m1 == 0:
+			case m2 == 0:
+				i += 8 + lastByte(m1) + 1
+				continue
+			case m3 == 0:
+				i += 16 + lastByte(m2) + 1
+				continue
+			default:
+				i += 24 + lastByte(m3) + 1
+				continue
+			}
+		} else if m := commonBreaks(load64(text, i+minEncodedLen-8)); m != 0 {
+			i += minEncodedLen - 8 + lastByte(m) + 1
+			continue
+		}
 		k := i + minEncodedLen - 1
 		for k >= i && !isTokenBreak(text[k]) {
 			k--
@@ -80,6 +107,20 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		i = j
 	}
 	return found
+}
+
+// lastByte is the index of the last byte of m's high bits (m != 0).
+func lastByte(m uint64) int { return (63 - bits.LeadingZeros64(m)) >> 3 }
+
+// commonBreaks has the high bit set of the bytes of x (eight bytes of
+// text) that are white space, commas or from 0x80 up: token breaks, most
+// of those of text. Each byte is tested on its own: no borrow crosses
+// from one to the next (y's bytes are all 0x80 or more).
+func commonBreaks(x uint64) uint64 {
+	y := x | highs
+	white := (y-0x09*ones)&^(y-0x0E*ones) | (y-0x20*ones)&^(y-0x21*ones) // \t \n \v \f \r and ' '
+	comma := (y - ','*ones) &^ (y - (','+1)*ones)
+	return (white | comma | x) & highs
 }
 
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }

