@@ -89,13 +89,9 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 			i += minEncodedLen - 8 + lastByte(m) + 1
 			continue
 		}
-		k := i + minEncodedLen - 1
-		for k >= i && !isTokenBreak(text[k]) {
-			k--
-		}
-		if k >= i {
-			// A token starting in text[i:k+1] ends by k: too short.
-			i = k + 1
+		if m := uint(breakBits(text, i+8))<<8 | uint(breakBits(text, i)); m != 0 {
+			// A token starting before the last break ends by it: too short.
+			i += bits.Len(m)
 			continue
 		}
 		// The base64 run the token starts with, found here and not again
@@ -125,12 +121,33 @@ func commonBreaks(x uint64) uint64 {
 
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 
+// breakBits has bit k set where text[i+k] is a token break, for k < 8:
+// eight lookups with no branch, where a walk byte by byte stopped at an
+// unforeseeable byte.
+func breakBits(text string, i int) uint8 {
+	b := text[i : i+8]
+	return breakBit[b[0]] | breakBit[b[1]]<<1 | breakBit[b[2]]<<2 | breakBit[b[3]]<<3 |
+		breakBit[b[4]]<<4 | breakBit[b[5]]<<5 | breakBit[b[6]]<<6 | breakBit[b[7]]<<7
+}
+
+var breakBit = func() (t [256]uint8) {
+	for c := range t {
+		if tokenBreaks[c] {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // tokenEnd returns the index of the first token break at or after
 // text[i], or len(text); eight letters at a time where it can (letters
 // are never breaks): a long token is a blob.
 func tokenEnd(text string, i int, runs *letterRun) int {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		i = runs.lettersEnd(text, i)
+	}
+	for i+8 <= len(text) && breakBits(text, i) == 0 {
+		i += 8
 	}
 	for i < len(text) && !isTokenBreak(text[i]) {
 		i++
@@ -196,22 +213,33 @@ var tokenBreaks = func() (t [256]bool) {
 // is not read again for them).
 func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	percent, escapes := countEscapes(tok[max(firstRun, 0):])
-	if percent >= 3 && d.harmful(decodePercent(tok)) {
-		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-	}
-	if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
-		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	if rest := tok[max(firstRun, 0):]; mayHoldEscapes(rest) {
+		percent, escapes := countEscapes(rest)
+		if percent >= 3 && d.harmful(decodePercent(tok)) {
+			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		}
+		if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
+			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		}
 	}
 	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
 	for k := 0; k < len(tok); {
-		if !isBase64Byte(tok[k]) {
-			k++
-			continue
-		}
 		m, letters := firstRun, firstLetters
 		if k > 0 || m < 0 {
+			// Only runs of minEncodedLen matter: one starting before the
+			// last byte of the next minEncodedLen that is no base64 byte
+			// ends by it.
+			if k+minEncodedLen > len(tok) {
+				break
+			}
+			if nb := uint(notBase64Bits(tok, k+8))<<8 | uint(notBase64Bits(tok, k)); nb != 0 {
+				k += bits.Len(nb)
+				continue
+			}
 			m, letters = base64End(tok, k, nil)
+		} else if m == 0 {
+			k++
+			continue
 		}
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {
@@ -223,6 +251,41 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, foun
 		k = end
 	}
 	return found
+}
+
+// notBase64Bits has bit k set where s[i+k] is no base64 byte, for k < 8.
+func notBase64Bits(s string, i int) uint8 {
+	b := s[i : i+8]
+	return notBase64Bit[b[0]] | notBase64Bit[b[1]]<<1 | notBase64Bit[b[2]]<<2 | notBase64Bit[b[3]]<<3 |
+		notBase64Bit[b[4]]<<4 | notBase64Bit[b[5]]<<5 | notBase64Bit[b[6]]<<6 | notBase64Bit[b[7]]<<7
+}
+
+var notBase64Bit = func() (t [256]uint8) {
+	for c := range t {
+		if !base64Bytes[c] {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// mayHoldEscapes reports whether s holds a '%' or a '\\', eight bytes at a
+// time: most tokens hold neither, and are not looked at twice for them.
+func mayHoldEscapes(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		p, b := x^'%'*ones, x^'\\'*ones
+		if ((p-ones)&^p|(b-ones)&^b)&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '%' || s[i] == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 func isHex(c byte) bool {
@@ -301,7 +364,8 @@ func mayBeText[S string | []byte](enc *base64.Encoding, in S) bool {
 	if enc == base64.RawURLEncoding {
 		values = &urlValues
 	}
-	np := 0
+	// Most runs fail at their first four characters: np only grows.
+	np, limit := 0, len(in)*3/4
 	for g := 0; g+4 <= min(len(in), 16); g += 4 {
 		a, b, c, d := values[in[g]], values[in[g+1]], values[in[g+2]], values[in[g+3]]
 		if (a|b|c|d)&0x80 != 0 {
@@ -309,8 +373,11 @@ func mayBeText[S string | []byte](enc *base64.Encoding, in S) bool {
 		}
 		x := uint32(a)<<18 | uint32(b)<<12 | uint32(c)<<6 | uint32(d)
 		np += nonPrintable[x>>16] + nonPrintable[x>>8&0xFF] + nonPrintable[x&0xFF]
+		if np*10 > limit {
+			return false
+		}
 	}
-	return np*10 <= len(in)*3/4
+	return true
 }
 
 // stdValues and urlValues are the values of the characters of the two

@@ -73,7 +73,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 
 // scanEveryToken is scanEncoded the slow way: every token of
 // minEncodedLen bytes or more, found byte by byte, its base64 runs all
-// found by scanToken.
+// found byte by byte (refScanToken).
 func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 	c := encodedCap{max: d.maxEncoded, hi: len(text)}
 	for i := 0; i < len(text); {
@@ -86,7 +86,7 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 			j++
 		}
 		if j-i >= minEncodedLen {
-			found = d.scanToken(text, i, j, -1, -1, found, &c)
+			found = d.refScanToken(text, i, j, -1, -1, found, &c)
 		}
 		i = j
 	}
