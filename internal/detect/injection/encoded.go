@@ -68,21 +68,20 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		if i+40 <= len(text) {
 			// The last common break of four blocks of eight, each but
 			// the last with one: no token between two of them is long.
+			// Where the first has none, a token most likely starts.
 			b := text[i+8 : i+40]
-			m1, m2, m3, m4 := commonBreaks(load64(b, 0)), commonBreaks(load64(b, 8)), commonBreaks(load64(b, 16)), commonBreaks(load64(b, 24))
-			switch {
-			case m1 != 0 && m2 != 0 && m3 != 0 && m4 != 0:
-				i += 32 + lastByte(m4) + 1
-				continue
-			case m1 == 0:
-			case m2 == 0:
-				i += 8 + lastByte(m1) + 1
-				continue
-			case m3 == 0:
-				i += 16 + lastByte(m2) + 1
-				continue
-			default:
-				i += 24 + lastByte(m3) + 1
+			if m1 := commonBreaks(load64(b, 0)); m1 != 0 {
+				m2, m3, m4 := commonBreaks(load64(b, 8)), commonBreaks(load64(b, 16)), commonBreaks(load64(b, 24))
+				switch {
+				case m2 != 0 && m3 != 0 && m4 != 0:
+					i += 32 + lastByte(m4) + 1
+				case m2 == 0:
+					i += 8 + lastByte(m1) + 1
+				case m3 == 0:
+					i += 16 + lastByte(m2) + 1
+				default:
+					i += 24 + lastByte(m3) + 1
+				}
 				continue
 			}
 		} else if m := commonBreaks(load64(text, i+minEncodedLen-8)); m != 0 {
@@ -272,20 +271,20 @@ var notBase64Bit = func() (t [256]uint8) {
 // mayHoldEscapes reports whether s holds a '%' or a '\\', eight bytes at a
 // time: most tokens hold neither, and are not looked at twice for them.
 func mayHoldEscapes(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
+	if len(s) < 8 {
+		return strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '\\') >= 0
+	}
+	for i := 0; ; i += 8 {
+		i = min(i, len(s)-8) // the last eight bytes, read again in part
 		x := load64(s, i)
 		p, b := x^'%'*ones, x^'\\'*ones
 		if ((p-ones)&^p|(b-ones)&^b)&highs != 0 {
 			return true
 		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '%' || s[i] == '\\' {
-			return true
+		if i == len(s)-8 {
+			return false
 		}
 	}
-	return false
 }
 
 func isHex(c byte) bool {
@@ -311,15 +310,10 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 			break
 		}
 	}
-	var in [sniffLen]byte
-	var out [sniffLen]byte
-	if allHex && len(run)%2 == 0 {
-		n := copy(in[:], run[:min(len(run), sniffLen)&^1])
-		if m, err := hex.Decode(out[:], in[:n]); err == nil && looksLikeText(out[:m]) {
-			full := run[:min(len(run), maxDecoded)&^1]
-			if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
-				return true
-			}
+	if allHex && len(run)%2 == 0 && hexMayBeText(run) {
+		full := run[:min(len(run), maxDecoded)&^1]
+		if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
+			return true
 		}
 	}
 	enc := base64.RawStdEncoding
@@ -333,6 +327,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 		if !mayBeText(enc, sniff) {
 			continue // most runs: read where they are, not copied
 		}
+		var in, out [sniffLen]byte
 		n := copy(in[:], sniff)
 		m, err := enc.Decode(out[:], in[:n])
 		if err != nil || !looksLikeText(out[:m]) {
@@ -350,6 +345,32 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 	}
 	return false
 }
+
+// hexMayBeText reports whether the decoding of the first sniffLen
+// characters of run (hex digits, an even number) passes looksLikeText.
+// It decodes them itself, and stops where too many bytes are no text
+// (most hex runs are hashes and ids).
+func hexMayBeText(run string) bool {
+	n := min(len(run), sniffLen) &^ 1
+	np := 0
+	for k := 0; k < n; k += 2 {
+		np += nonPrintable[hexValues[run[k]]<<4|hexValues[run[k+1]]]
+		if np*10 > n/2 {
+			return false
+		}
+	}
+	return n/2 >= 8
+}
+
+// hexValues are the values of the hex digits.
+var hexValues = func() (t [256]byte) {
+	for c := range t {
+		if isHex(byte(c)) {
+			t[c] = unhex(byte(c))
+		}
+	}
+	return t
+}()
 
 // mayBeText reports whether in (which decodes to 3*len(in)/4 bytes) could
 // pass looksLikeText, from its first 16 characters only: most runs of

@@ -2,6 +2,7 @@ package injection
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,24 @@ func TestCommonBreaks(t *testing.T) {
 			if want && !isTokenBreak(c) {
 				t.Fatalf("%q is flagged but no token break", c)
 			}
+		}
+	}
+}
+
+// TestMayHoldEscapes: mayHoldEscapes finds a '%' or a '\\' wherever it is.
+func TestMayHoldEscapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 10))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for k := range b {
+			b[k] = "ab%\\\x00$&\x80]\x5b"[r.IntN(10)]
+			if r.IntN(3) > 0 {
+				b[k] = 'a'
+			}
+		}
+		s := string(b)
+		if got, want := mayHoldEscapes(s), strings.ContainsAny(s, "%\\"); got != want {
+			t.Fatalf("mayHoldEscapes(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
