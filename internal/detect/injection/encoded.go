@@ -454,7 +454,7 @@ func (d *Detector) harmful(decoded []byte) bool {
 		}
 		lower[k] = c
 	}
-	if shellCommand.Match(lower) {
+	if mayMatchShellCommand(lower) && shellCommand.Match(lower) {
 		return true
 	}
 	s := scanners.Get().(*scanner)

