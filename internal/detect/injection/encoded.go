@@ -145,8 +145,10 @@ func tokenEnd(text string, i int, runs *letterRun) int {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		i = runs.lettersEnd(text, i)
 	}
-	for i+8 <= len(text) && breakBits(text, i) == 0 {
-		i += 8
+	for ; i+8 <= len(text); i += 8 {
+		if m := breakBits(text, i); m != 0 {
+			return i + bits.TrailingZeros8(m)
+		}
 	}
 	for i < len(text) && !isTokenBreak(text[i]) {
 		i++
@@ -162,7 +164,12 @@ func base64End(text string, i int, runs *letterRun) (end, letters int) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		letters = runs.lettersEnd(text, i)
 	}
-	for end = letters; end < len(text) && isBase64Byte(text[end]); end++ {
+	for end = letters; end+8 <= len(text); end += 8 {
+		if m := notBase64Bits(text, end); m != 0 {
+			return end + bits.TrailingZeros8(m), letters
+		}
+	}
+	for ; end < len(text) && isBase64Byte(text[end]); end++ {
 	}
 	return end, letters
 }
