@@ -55,7 +55,7 @@ func refHexMayBeText(run string) bool {
 // with a few bytes of binary (around the 90% looksLikeText asks).
 func TestHexMayBeText(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 9))
-	for range 50000 {
+	for range raceScaled(30000) {
 		b := make([]byte, 8+r.IntN(60))
 		bad := r.IntN(4) // in ten bytes
 		for k := range b {

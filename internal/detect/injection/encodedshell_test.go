@@ -27,7 +27,7 @@ func TestShellCommandNeeds(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(13, 11))
-	for range 20000 {
+	for range raceScaled(3000) {
 		var b strings.Builder
 		for range 1 + r.IntN(4) {
 			c := commands[r.IntN(len(commands))]

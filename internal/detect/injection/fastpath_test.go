@@ -59,7 +59,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 		",", "\t", "\r", "\x01", "\x1b", "!", "-", "+", "\x08", "\x0e", "\x1f", "\x7f"}
 	d := Default()
 	r := rand.New(rand.NewPCG(5, 6))
-	for range 5000 {
+	for range raceScaled(5000) {
 		var b strings.Builder
 		for range r.IntN(16) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
