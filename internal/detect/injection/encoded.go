@@ -219,7 +219,7 @@ var tokenBreaks = func() (t [256]bool) {
 // is not read again for them).
 func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	if rest := tok[max(firstRun, 0):]; mayHoldEscapes(rest) {
+	if rest := tok[max(firstRun, 0):]; holdsEither(rest, '%', '\\') {
 		percent, escapes := countEscapes(rest)
 		if percent >= 3 && d.harmful(decodePercent(tok)) {
 			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
@@ -275,17 +275,18 @@ var notBase64Bit = func() (t [256]uint8) {
 	return t
 }()
 
-// mayHoldEscapes reports whether s holds a '%' or a '\\', eight bytes at a
-// time: most tokens hold neither, and are not looked at twice for them.
-func mayHoldEscapes(s string) bool {
+// holdsEither reports whether s holds the byte a or the byte b, eight
+// bytes at a time: two calls of strings.IndexByte cost more on the short
+// strings it is asked about (tokens, runs), which mostly hold neither.
+func holdsEither(s string, a, b byte) bool {
 	if len(s) < 8 {
-		return strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '\\') >= 0
+		return strings.IndexByte(s, a) >= 0 || strings.IndexByte(s, b) >= 0
 	}
 	for i := 0; ; i += 8 {
 		i = min(i, len(s)-8) // the last eight bytes, read again in part
 		x := load64(s, i)
-		p, b := x^'%'*ones, x^'\\'*ones
-		if ((p-ones)&^p|(b-ones)&^b)&highs != 0 {
+		p, q := x^uint64(a)*ones, x^uint64(b)*ones
+		if ((p-ones)&^p|(q-ones)&^q)&highs != 0 {
 			return true
 		}
 		if i == len(s)-8 {
@@ -324,7 +325,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 		}
 	}
 	enc := base64.RawStdEncoding
-	if rest := run[letters:]; strings.IndexByte(rest, '-') >= 0 || strings.IndexByte(rest, '_') >= 0 {
+	if holdsEither(run[letters:], '-', '_') {
 		enc = base64.RawURLEncoding
 	}
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.

@@ -32,20 +32,22 @@ func TestCommonBreaks(t *testing.T) {
 	}
 }
 
-// TestMayHoldEscapes: mayHoldEscapes finds a '%' or a '\\' wherever it is.
-func TestMayHoldEscapes(t *testing.T) {
+// TestHoldsEither: holdsEither finds either byte wherever it is, whatever
+// its neighbours (the escapes' '%' and '\\', base64url's '-' and '_').
+func TestHoldsEither(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 10))
 	for range 20000 {
+		pair := []string{"%\\", "-_"}[r.IntN(2)]
 		b := make([]byte, r.IntN(40))
 		for k := range b {
-			b[k] = "ab%\\\x00$&\x80]\x5b"[r.IntN(10)]
+			b[k] = "ab%\\-_,.^`\x00\x80]\x5b"[r.IntN(14)]
 			if r.IntN(3) > 0 {
 				b[k] = 'a'
 			}
 		}
 		s := string(b)
-		if got, want := mayHoldEscapes(s), strings.ContainsAny(s, "%\\"); got != want {
-			t.Fatalf("mayHoldEscapes(%q) = %v, want %v", s, got, want)
+		if got, want := holdsEither(s, pair[0], pair[1]), strings.ContainsAny(s, pair); got != want {
+			t.Fatalf("holdsEither(%q, %q, %q) = %v, want %v", s, pair[0], pair[1], got, want)
 		}
 	}
 }
