@@ -88,7 +88,8 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 			i += minEncodedLen - 8 + lastByte(m) + 1
 			continue
 		}
-		if m := uint(breakBits(text, i+8))<<8 | uint(breakBits(text, i)); m != 0 {
+		c0, c1 := classBits(text, i), classBits(text, i+8)
+		if m := uint(uint8(c1))<<8 | uint(uint8(c0)); m != 0 {
 			// A token starting before the last break ends by it: too short.
 			i += bits.Len(m)
 			continue
@@ -96,9 +97,12 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		// The base64 run the token starts with, found here and not again
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
+		// Nor are they escapes: the token's first 16 bytes and what
+		// tokenEnd reads tell whether it holds any.
 		run, letters := base64End(text, i, runs)
-		j := tokenEnd(text, max(run, i+minEncodedLen), runs)
-		found = d.scanToken(text, i, j, run-i, letters-i, found, &c)
+		j, escapes := tokenEnd(text, max(run, i+minEncodedLen), runs)
+		escapes = escapes || (c0|c1)>>8 != 0
+		found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
 		i = j
 	}
 	return found
@@ -120,40 +124,46 @@ func commonBreaks(x uint64) uint64 {
 
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 
-// breakBits has bit k set where text[i+k] is a token break, for k < 8:
-// eight lookups with no branch, where a walk byte by byte stopped at an
-// unforeseeable byte.
-func breakBits(text string, i int) uint8 {
+// classBits has bit k set where text[i+k] is a token break, for k < 8,
+// and bit 8+k where it begins an escape ('%' or '\\'): eight lookups with
+// no branch, where a walk byte by byte stopped at an unforeseeable byte.
+func classBits(text string, i int) uint16 {
 	b := text[i : i+8]
-	return breakBit[b[0]] | breakBit[b[1]]<<1 | breakBit[b[2]]<<2 | breakBit[b[3]]<<3 |
-		breakBit[b[4]]<<4 | breakBit[b[5]]<<5 | breakBit[b[6]]<<6 | breakBit[b[7]]<<7
+	return tokenClass[b[0]] | tokenClass[b[1]]<<1 | tokenClass[b[2]]<<2 | tokenClass[b[3]]<<3 |
+		tokenClass[b[4]]<<4 | tokenClass[b[5]]<<5 | tokenClass[b[6]]<<6 | tokenClass[b[7]]<<7
 }
 
-var breakBit = func() (t [256]uint8) {
+var tokenClass = func() (t [256]uint16) {
 	for c := range t {
 		if tokenBreaks[c] {
 			t[c] = 1
 		}
 	}
+	t['%'], t['\\'] = 1<<8, 1<<8
 	return t
 }()
 
 // tokenEnd returns the index of the first token break at or after
-// text[i], or len(text); eight letters at a time where it can (letters
-// are never breaks): a long token is a blob.
-func tokenEnd(text string, i int, runs *letterRun) int {
+// text[i], or len(text), and whether text[i:end] holds a '%' or a '\\';
+// eight letters at a time where it can (letters are never breaks nor
+// escapes): a long token is a blob.
+func tokenEnd(text string, i int, runs *letterRun) (end int, escapes bool) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		i = runs.lettersEnd(text, i)
 	}
+	var esc uint16
 	for ; i+8 <= len(text); i += 8 {
-		if m := breakBits(text, i); m != 0 {
-			return i + bits.TrailingZeros8(m)
+		c := classBits(text, i)
+		if m := uint8(c); m != 0 {
+			n := bits.TrailingZeros8(m)
+			return i + n, esc != 0 || c>>8&(1<<n-1) != 0
 		}
+		esc |= c >> 8
 	}
-	for i < len(text) && !isTokenBreak(text[i]) {
-		i++
+	for ; i < len(text) && !isTokenBreak(text[i]); i++ {
+		esc |= tokenClass[text[i]]
 	}
-	return i
+	return i, esc != 0
 }
 
 // base64End returns the end of the run of base64 bytes at text[i:], and
@@ -216,11 +226,12 @@ var tokenBreaks = func() (t [256]bool) {
 // begins the token ends, and firstLetters where its letters end
 // (base64End(tok, 0)), already known: no '%' nor '\\' is a base64 byte,
 // so the escapes are looked for only past that run (a blob of megabytes
-// is not read again for them).
-func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding, c *encodedCap) []rawFinding {
+// is not read again for them), and only when mayEscape: the token holds a
+// '%' or a '\\' (the walk saw every byte of it that is no base64 byte).
+func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	if rest := tok[max(firstRun, 0):]; holdsEither(rest, '%', '\\') {
-		percent, escapes := countEscapes(rest)
+	if mayEscape {
+		percent, escapes := countEscapes(tok[max(firstRun, 0):])
 		if percent >= 3 && d.harmful(decodePercent(tok)) {
 			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 		}
