@@ -54,8 +54,10 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // last bytes of the next minEncodedLen first: a break there means no such
 // token starts before it, and it jumps past it (most text is words, and
 // most bytes are never looked at). The common breaks (white space, the
-// bytes of UTF-8, commas) are found in the last eight bytes at once;
-// where there are none, it walks back byte by byte.
+// bytes of UTF-8, commas) are found eight bytes at once, in four blocks
+// ahead: where each holds one, no token from one to the next is long
+// enough, and it jumps past the last. Where the first holds none, all
+// breaks of the next minEncodedLen bytes are looked up, without a branch.
 func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
 	return d.scanEncodedCapped(text, found, runs, encodedCap{max: d.maxEncoded, hi: len(text)})
 }
