@@ -3,6 +3,7 @@ package injection
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"math/bits"
 	"strings"
 )
 
@@ -50,9 +51,13 @@ var shellCommand = newLazyRegexp(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]
 // text that decodes to a command or to injection phrasing.
 //
 // Only tokens of minEncodedLen bytes or more matter, so it looks at the
-// last byte of the next minEncodedLen first and walks back: a break there
-// means no such token starts before it, and it jumps past it (most text is
-// words, and most bytes are never looked at).
+// last bytes of the next minEncodedLen first: a break there means no such
+// token starts before it, and it jumps past it (most text is words, and
+// most bytes are never looked at). The common breaks (white space, the
+// bytes of UTF-8, commas) are found eight bytes at once, in four blocks
+// ahead: where each holds one, no token from one to the next is long
+// enough, and it jumps past the last. Where the first holds none, all
+// breaks of the next minEncodedLen bytes are looked up, without a branch.
 func (d *Detector) scanEncoded(text string, found []rawFinding, runs *letterRun) []rawFinding {
 	return d.scanEncodedCapped(text, found, runs, encodedCap{max: d.maxEncoded, hi: len(text)})
 }
@@ -62,39 +67,105 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 	c.base = len(found)
 	// i is 0 or follows a break: where a token may start.
 	for i := 0; i+minEncodedLen <= len(text); {
-		k := i + minEncodedLen - 1
-		for k >= i && !isTokenBreak(text[k]) {
-			k--
+		if i+40 <= len(text) {
+			// The last common break of four blocks of eight, each but
+			// the last with one: no token between two of them is long.
+			// Where the first has none, a token most likely starts.
+			b := text[i+8 : i+40]
+			if m1 := commonBreaks(load64(b, 0)); m1 != 0 {
+				m2, m3, m4 := commonBreaks(load64(b, 8)), commonBreaks(load64(b, 16)), commonBreaks(load64(b, 24))
+				switch {
+				case m2 != 0 && m3 != 0 && m4 != 0:
+					i += 32 + lastByte(m4) + 1
+				case m2 == 0:
+					i += 8 + lastByte(m1) + 1
+				case m3 == 0:
+					i += 16 + lastByte(m2) + 1
+				default:
+					i += 24 + lastByte(m3) + 1
+				}
+				continue
+			}
+		} else if m := commonBreaks(load64(text, i+minEncodedLen-8)); m != 0 {
+			i += minEncodedLen - 8 + lastByte(m) + 1
+			continue
 		}
-		if k >= i {
-			// A token starting in text[i:k+1] ends by k: too short.
-			i = k + 1
+		c0, c1 := classBits(text, i), classBits(text, i+8)
+		if m := uint(uint8(c1))<<8 | uint(uint8(c0)); m != 0 {
+			// A token starting before the last break ends by it: too short.
+			i += bits.Len(m)
 			continue
 		}
 		// The base64 run the token starts with, found here and not again
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
+		// Nor are they escapes: the token's first 16 bytes and what
+		// tokenEnd reads tell whether it holds any.
 		run, letters := base64End(text, i, runs)
-		j := tokenEnd(text, max(run, i+minEncodedLen), runs)
-		found = d.scanToken(text, i, j, run-i, letters-i, found, &c)
+		j, escapes := tokenEnd(text, max(run, i+minEncodedLen), runs)
+		escapes = escapes || (c0|c1)>>8 != 0
+		found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
 		i = j
 	}
 	return found
 }
 
+// lastByte is the index of the last byte of m's high bits (m != 0).
+func lastByte(m uint64) int { return (63 - bits.LeadingZeros64(m)) >> 3 }
+
+// commonBreaks has the high bit set of the bytes of x (eight bytes of
+// text) that are white space, commas or from 0x80 up: token breaks, most
+// of those of text. Each byte is tested on its own: no borrow crosses
+// from one to the next (y's bytes are all 0x80 or more).
+func commonBreaks(x uint64) uint64 {
+	y := x | highs
+	white := (y-0x09*ones)&^(y-0x0E*ones) | (y-0x20*ones)&^(y-0x21*ones) // \t \n \v \f \r and ' '
+	comma := (y - ','*ones) &^ (y - (','+1)*ones)
+	return (white | comma | x) & highs
+}
+
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 
+// classBits has bit k set where text[i+k] is a token break, for k < 8,
+// and bit 8+k where it begins an escape ('%' or '\\'): eight lookups with
+// no branch, where a walk byte by byte stopped at an unforeseeable byte.
+func classBits(text string, i int) uint16 {
+	b := text[i : i+8]
+	return tokenClass[b[0]] | tokenClass[b[1]]<<1 | tokenClass[b[2]]<<2 | tokenClass[b[3]]<<3 |
+		tokenClass[b[4]]<<4 | tokenClass[b[5]]<<5 | tokenClass[b[6]]<<6 | tokenClass[b[7]]<<7
+}
+
+var tokenClass = func() (t [256]uint16) {
+	for c := range t {
+		if tokenBreaks[c] {
+			t[c] = 1
+		}
+	}
+	t['%'], t['\\'] = 1<<8, 1<<8
+	return t
+}()
+
 // tokenEnd returns the index of the first token break at or after
-// text[i], or len(text); eight letters at a time where it can (letters
-// are never breaks): a long token is a blob.
-func tokenEnd(text string, i int, runs *letterRun) int {
+// text[i], or len(text), and whether text[i:end] holds a '%' or a '\\';
+// eight letters at a time where it can (letters are never breaks nor
+// escapes): a long token is a blob.
+func tokenEnd(text string, i int, runs *letterRun) (end int, escapes bool) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		i = runs.lettersEnd(text, i)
 	}
-	for i < len(text) && !isTokenBreak(text[i]) {
-		i++
+	var esc uint16
+	for ; i+8 <= len(text); i += 8 {
+		c := classBits(text, i)
+		if m := uint8(c); m != 0 {
+			n := bits.TrailingZeros8(m)
+			return i + n, esc != 0 || c>>8&(1<<n-1) != 0
+		}
+		esc |= c >> 8
 	}
-	return i
+	for ; i < len(text) && !isTokenBreak(text[i]); i++ {
+		esc |= tokenClass[text[i]]
+	}
+	return i, esc != 0
 }
 
 // base64End returns the end of the run of base64 bytes at text[i:], and
@@ -105,7 +176,12 @@ func base64End(text string, i int, runs *letterRun) (end, letters int) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		letters = runs.lettersEnd(text, i)
 	}
-	for end = letters; end < len(text) && isBase64Byte(text[end]); end++ {
+	for end = letters; end+8 <= len(text); end += 8 {
+		if m := notBase64Bits(text, end); m != 0 {
+			return end + bits.TrailingZeros8(m), letters
+		}
+	}
+	for ; end < len(text) && isBase64Byte(text[end]); end++ {
 	}
 	return end, letters
 }
@@ -152,25 +228,37 @@ var tokenBreaks = func() (t [256]bool) {
 // begins the token ends, and firstLetters where its letters end
 // (base64End(tok, 0)), already known: no '%' nor '\\' is a base64 byte,
 // so the escapes are looked for only past that run (a blob of megabytes
-// is not read again for them).
-func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, found []rawFinding, c *encodedCap) []rawFinding {
+// is not read again for them), and only when mayEscape: the token holds a
+// '%' or a '\\' (the walk saw every byte of it that is no base64 byte).
+func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	percent, escapes := countEscapes(tok[max(firstRun, 0):])
-	if percent >= 3 && d.harmful(decodePercent(tok)) {
-		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-	}
-	if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
-		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	if mayEscape {
+		percent, escapes := countEscapes(tok[max(firstRun, 0):])
+		if percent >= 3 && d.harmful(decodePercent(tok)) {
+			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		}
+		if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
+			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+		}
 	}
 	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
 	for k := 0; k < len(tok); {
-		if !isBase64Byte(tok[k]) {
-			k++
-			continue
-		}
 		m, letters := firstRun, firstLetters
 		if k > 0 || m < 0 {
+			// Only runs of minEncodedLen matter: one starting before the
+			// last byte of the next minEncodedLen that is no base64 byte
+			// ends by it.
+			if k+minEncodedLen > len(tok) {
+				break
+			}
+			if nb := uint(notBase64Bits(tok, k+8))<<8 | uint(notBase64Bits(tok, k)); nb != 0 {
+				k += bits.Len(nb)
+				continue
+			}
 			m, letters = base64End(tok, k, nil)
+		} else if m == 0 {
+			k++
+			continue
 		}
 		end := m
 		for end < len(tok) && end < m+2 && tok[end] == '=' {
@@ -182,6 +270,42 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, foun
 		k = end
 	}
 	return found
+}
+
+// notBase64Bits has bit k set where s[i+k] is no base64 byte, for k < 8.
+func notBase64Bits(s string, i int) uint8 {
+	b := s[i : i+8]
+	return notBase64Bit[b[0]] | notBase64Bit[b[1]]<<1 | notBase64Bit[b[2]]<<2 | notBase64Bit[b[3]]<<3 |
+		notBase64Bit[b[4]]<<4 | notBase64Bit[b[5]]<<5 | notBase64Bit[b[6]]<<6 | notBase64Bit[b[7]]<<7
+}
+
+var notBase64Bit = func() (t [256]uint8) {
+	for c := range t {
+		if !base64Bytes[c] {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// holdsEither reports whether s holds the byte a or the byte b, eight
+// bytes at a time: two calls of strings.IndexByte cost more on the short
+// strings it is asked about (tokens, runs), which mostly hold neither.
+func holdsEither(s string, a, b byte) bool {
+	if len(s) < 8 {
+		return strings.IndexByte(s, a) >= 0 || strings.IndexByte(s, b) >= 0
+	}
+	for i := 0; ; i += 8 {
+		i = min(i, len(s)-8) // the last eight bytes, read again in part
+		x := load64(s, i)
+		p, q := x^uint64(a)*ones, x^uint64(b)*ones
+		if ((p-ones)&^p|(q-ones)&^q)&highs != 0 {
+			return true
+		}
+		if i == len(s)-8 {
+			return false
+		}
+	}
 }
 
 func isHex(c byte) bool {
@@ -207,19 +331,14 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 			break
 		}
 	}
-	var in [sniffLen]byte
-	var out [sniffLen]byte
-	if allHex && len(run)%2 == 0 {
-		n := copy(in[:], run[:min(len(run), sniffLen)&^1])
-		if m, err := hex.Decode(out[:], in[:n]); err == nil && looksLikeText(out[:m]) {
-			full := run[:min(len(run), maxDecoded)&^1]
-			if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
-				return true
-			}
+	if allHex && len(run)%2 == 0 && hexMayBeText(run) {
+		full := run[:min(len(run), maxDecoded)&^1]
+		if b, err := hex.DecodeString(full); err == nil && d.harmful(b) {
+			return true
 		}
 	}
 	enc := base64.RawStdEncoding
-	if rest := run[letters:]; strings.IndexByte(rest, '-') >= 0 || strings.IndexByte(rest, '_') >= 0 {
+	if holdsEither(run[letters:], '-', '_') {
 		enc = base64.RawURLEncoding
 	}
 	// A run may be glued to a word ("xY3VybC..."): try the alignments.
@@ -229,6 +348,7 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 		if !mayBeText(enc, sniff) {
 			continue // most runs: read where they are, not copied
 		}
+		var in, out [sniffLen]byte
 		n := copy(in[:], sniff)
 		m, err := enc.Decode(out[:], in[:n])
 		if err != nil || !looksLikeText(out[:m]) {
@@ -247,6 +367,32 @@ func (d *Detector) harmfulRun(run string, letters int) bool {
 	return false
 }
 
+// hexMayBeText reports whether the decoding of the first sniffLen
+// characters of run (hex digits, an even number) passes looksLikeText.
+// It decodes them itself, and stops where too many bytes are no text
+// (most hex runs are hashes and ids).
+func hexMayBeText(run string) bool {
+	n := min(len(run), sniffLen) &^ 1
+	np := 0
+	for k := 0; k < n; k += 2 {
+		np += nonPrintable[hexValues[run[k]]<<4|hexValues[run[k+1]]]
+		if np*10 > n/2 {
+			return false
+		}
+	}
+	return n/2 >= 8
+}
+
+// hexValues are the values of the hex digits.
+var hexValues = func() (t [256]byte) {
+	for c := range t {
+		if isHex(byte(c)) {
+			t[c] = unhex(byte(c))
+		}
+	}
+	return t
+}()
+
 // mayBeText reports whether in (which decodes to 3*len(in)/4 bytes) could
 // pass looksLikeText, from its first 16 characters only: most runs of
 // base64 characters are paths or identifiers that decode to binary, and 12
@@ -260,7 +406,8 @@ func mayBeText[S string | []byte](enc *base64.Encoding, in S) bool {
 	if enc == base64.RawURLEncoding {
 		values = &urlValues
 	}
-	np := 0
+	// Most runs fail at their first four characters: np only grows.
+	np, limit := 0, len(in)*3/4
 	for g := 0; g+4 <= min(len(in), 16); g += 4 {
 		a, b, c, d := values[in[g]], values[in[g+1]], values[in[g+2]], values[in[g+3]]
 		if (a|b|c|d)&0x80 != 0 {
@@ -268,8 +415,11 @@ func mayBeText[S string | []byte](enc *base64.Encoding, in S) bool {
 		}
 		x := uint32(a)<<18 | uint32(b)<<12 | uint32(c)<<6 | uint32(d)
 		np += nonPrintable[x>>16] + nonPrintable[x>>8&0xFF] + nonPrintable[x&0xFF]
+		if np*10 > limit {
+			return false
+		}
 	}
-	return np*10 <= len(in)*3/4
+	return true
 }
 
 // stdValues and urlValues are the values of the characters of the two
@@ -325,7 +475,7 @@ func (d *Detector) harmful(decoded []byte) bool {
 		}
 		lower[k] = c
 	}
-	if shellCommand.Match(lower) {
+	if mayMatchShellCommand(lower) && shellCommand.Match(lower) {
 		return true
 	}
 	s := scanners.Get().(*scanner)

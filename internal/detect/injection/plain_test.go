@@ -199,8 +199,9 @@ func TestEncodedScanHelpers(t *testing.T) {
 			for want < len(tok) && !isTokenBreak(tok[want]) {
 				want++
 			}
-			if got := tokenEnd(tok, i, nil); got != want {
-				t.Fatalf("tokenEnd(%q, %d) = %d, want %d", tok, i, got, want)
+			got, escapes := tokenEnd(tok, i, nil)
+			if got != want || escapes != strings.ContainsAny(tok[i:want], "%\\") {
+				t.Fatalf("tokenEnd(%q, %d) = %d, %v, want %d, %v", tok, i, got, escapes, want, !escapes)
 			}
 			want = i
 			for want < len(tok) && isBase64Byte(tok[want]) {
