@@ -3,8 +3,8 @@ package secrets
 import "slices"
 
 // quadGroups is how many groups prefilter.quads sorts the keywords'
-// windows into: a uint32 entry holds a bit per group for the window's
-// first pair and one for its second.
+// windows into: an entry holds a bit per group for the window's first
+// pair, and one for its second.
 const quadGroups = 16
 
 // quadIndex is a pair's entry in prefilter.quads: the first byte whole,
@@ -60,14 +60,14 @@ func (w quadWindow) size(half int) int {
 // add sets bit in the entries of the window's first (half 0) or second
 // pair (half 1) in quads, or, with dryRun, leaves them; it returns how
 // many did not have it.
-func (w quadWindow) add(quads *[1 << 15]uint32, half int, bit uint32, dryRun bool) int {
+func (w quadWindow) add(quads *[1 << 15][2]uint16, half int, bit uint16, dryRun bool) int {
 	added := 0
 	if w.bytes[2*half] < 0 && w.bytes[2*half+1] < 0 {
 		for e := range quads {
-			if quads[e]&bit == 0 {
+			if quads[e][half]&bit == 0 {
 				added++
 				if !dryRun {
-					quads[e] |= bit
+					quads[e][half] |= bit
 				}
 			}
 		}
@@ -75,7 +75,7 @@ func (w quadWindow) add(quads *[1 << 15]uint32, half int, bit uint32, dryRun boo
 	}
 	for _, b0 := range w.forms(w.bytes[2*half]) {
 		for _, b1 := range w.forms(w.bytes[2*half+1]) {
-			if e := &quads[quadIndex(b0, b1)]; *e&bit == 0 {
+			if e := &quads[quadIndex(b0, b1)][half]; *e&bit == 0 {
 				added++
 				if !dryRun {
 					*e |= bit
@@ -124,8 +124,8 @@ func (w quadWindow) forms(c int) []byte {
 // unrelated windows in one group pass texts neither has; a window that
 // takes any byte (a short keyword's) is a set of 256 pairs, and its own
 // group keeps it from making others' pass everything.
-func newQuads(keywords []keyword) (quads *[1 << 15]uint32, at [3]uint16) {
-	quads = new([1 << 15]uint32)
+func newQuads(keywords []keyword) (quads *[1 << 15][2]uint16, at [3]uint16) {
+	quads = new([1 << 15][2]uint16)
 	windows := make([]quadWindow, 0, 2*len(keywords))
 	for _, k := range keywords {
 		w := quadWindows(k)
@@ -151,16 +151,16 @@ func newQuads(keywords []keyword) (quads *[1 << 15]uint32, at [3]uint16) {
 			if best == anyGroup {
 				break
 			}
-			bit := uint32(1) << g
-			f, s := firsts[g]+w.add(quads, 0, bit, true), seconds[g]+w.add(quads, 1, bit<<16, true)
+			bit := uint16(1) << g
+			f, s := firsts[g]+w.add(quads, 0, bit, true), seconds[g]+w.add(quads, 1, bit, true)
 			if cost := f*s - firsts[g]*seconds[g]; best < 0 || cost < bestCost {
 				best, bestCost = g, cost
 			}
 		}
-		bit := uint32(1) << best
+		bit := uint16(1) << best
 		firsts[best] += w.add(quads, 0, bit, false)
-		seconds[best] += w.add(quads, 1, bit<<16, false)
-		at[w.at+1] |= uint16(bit)
+		seconds[best] += w.add(quads, 1, bit, false)
+		at[w.at+1] |= bit
 	}
 	return quads, at
 }
