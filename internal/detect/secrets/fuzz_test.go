@@ -6,7 +6,9 @@ import (
 )
 
 // FuzzScan: whatever the text, Scan does not panic and keeps the contract:
-// findings in bounds, ordered, not overlapping.
+// findings in bounds, ordered, not overlapping; and where a URL rule's
+// keyword occurs and hasUserinfo refuses it, its pattern does not match
+// there (the check spares the regexp, never a finding).
 func FuzzScan(f *testing.F) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, g := range generators {
@@ -16,6 +18,8 @@ func FuzzScan(f *testing.F) {
 	f.Add("-----BEGIN RSA PRIVATE KEY-----\\nMIIE\\n-----END RSA PRIVATE KEY-----")
 	f.Add("eyJ.eyJ.")
 	f.Add("postgres://:@")
+	f.Add("https://user:pass@host/x https://api.example.com/a@b postgresql+x://u:p@h ftp://a:b/@c")
+	f.Add("mongodb+srv://u:p?@h redis://u:p#@h HTTPS://U:P@H ssh://u:p\f@h")
 	d, err := New(Options{HighEntropy: true})
 	if err != nil {
 		f.Fatal(err)
@@ -23,5 +27,22 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		checkFindings(t, text, Default().Scan(text, nil))
 		checkFindings(t, text, d.Scan(text, nil))
+		checkUserinfo(t, Default(), text)
+	})
+}
+
+// checkUserinfo: at every keyword of a rule with needs, a pattern that
+// matches there passes hasUserinfo.
+func checkUserinfo(t *testing.T, d *Detector, text string) {
+	t.Helper()
+	d.pre.scan(text, func(h hit) {
+		r := &d.rules[d.pre.keywords[h.keyword].rule]
+		if r.needs == 0 {
+			return
+		}
+		window := text[h.start:min(len(text), h.start+r.shape.get().maxLen)]
+		if r.re().FindStringSubmatchIndex(window) != nil && !hasUserinfo(text, h.start, h.start+r.shape.get().maxLen, r.needs) {
+			t.Fatalf("%s at %d of %q: the pattern matches, hasUserinfo refuses", r.kind, h.start, text)
+		}
 	})
 }

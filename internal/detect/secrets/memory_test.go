@@ -11,9 +11,10 @@ import (
 // two in a gateway's peak memory, where big results come and go
 // (BenchmarkPerfBigResult's 1 MiB row with the default policies).
 func TestDetectorHeldMemory(t *testing.T) {
-	// About 282 KiB today (40 of them the skip's threes and heads), 319 in
-	// one -race process in three (the same all the process long); 382 KiB
-	// before the table was halved, which the bound still catches.
+	// About 310 KiB today (132 of them the skip's quads and whole heads;
+	// 282 with its pairs, threes and heads before), 347 in one -race
+	// process in three (the same all the process long); 382 KiB before the
+	// automaton's table was halved.
 	const limit = 352 << 10
 	var before, after runtime.MemStats
 	runtime.GC()

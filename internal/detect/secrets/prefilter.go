@@ -2,7 +2,6 @@ package secrets
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -34,17 +33,20 @@ type prefilter struct {
 	nclass int
 	stride int      // a row's length: nclass, or one more to make it even
 	starts []uint64 // bit class(c0)*nclass+class(c1): a keyword begins with c0 c1
-	// pairs is, by the bytes themselves (index c0|c1<<8), what scan's skip
-	// tests without class lookups: the bits pairStart, pairNear, pairWhole.
-	pairs *[1 << 16]uint8
-	// threes is 1 at the hash (three) of the first three bytes of every
-	// keyword, and of a two-byte keyword followed by any byte: skipPairs'
-	// test of each byte where a pair is near.
-	threes *[threeBits]uint8
-	// heads has the bit of the hash of the first four bytes of every
-	// keyword of four or more (head4), and of the three of every keyword of
-	// three (head3): skipPairs' last test (mayBegin).
-	heads    *[headBits / 64]uint64
+	// quads is, by each pair of bytes (quadIndex), a bit per group of
+	// keyword windows (newQuads) whose first pair it may be ([0]), and
+	// whose second ([1]): skipQuads' first test, of four bytes at a time,
+	// at every other place.
+	quads *[1 << 15][2]uint16
+	// quadAt is the groups of windows whose keyword begins a byte before,
+	// at, or a byte after the window.
+	quadAt [3]uint16
+	// quiet is eight bytes of one value whose windows, after a pair of
+	// it, pass none: skipQuads' first known quiet block.
+	quiet uint64
+	// whole has the bit of wholeHead of every keyword's first bytes, up to
+	// eight: what skipQuads checks where quads pass (mayBegin).
+	whole    *[wholeBits / 64]uint64
 	next     []uint16 // state*stride + class → next state*stride, |rowHasOutputs if it has outputs
 	outStart []int32  // keywords ending in state s: out[outStart[s]:outStart[s+1]]
 	out      []int32  // indexes into keywords
@@ -82,30 +84,19 @@ func newPrefilter(keywords []keyword) *prefilter {
 		p.starts[pair/64] |= 1 << (pair % 64)
 	}
 
-	p.pairs = p.pairTable(keywords)
-	p.threes = new([threeBits]uint8)
+	p.quads, p.quadAt = newQuads(keywords)
+	p.quiet = p.quietRun()
+	p.whole = new([wholeBits / 64]uint64)
 	for _, k := range keywords {
-		x := uint32(k.text[0]) | uint32(k.text[1])<<8
-		if len(k.text) > 2 {
-			p.threes[three(x|uint32(k.text[2])<<16)] = 1
-			continue
-		}
-		for c := range uint32(256) {
-			p.threes[three(x|c<<16)] = 1
-		}
-	}
-	p.heads = new([headBits / 64]uint64)
-	for _, k := range keywords {
-		if len(k.text) >= 3 {
-			var b [4]byte
-			copy(b[:], k.text)
-			x, h := uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24, uint32(0)
-			if len(k.text) == 3 {
-				h = head3(x)
-			} else {
-				h = head4(x)
-			}
-			p.heads[h/64] |= 1 << (h % 64)
+		var b [8]byte
+		n := copy(b[:], k.text)
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		h := wholeHead(x, n)
+		p.whole[h/64] |= 1 << (h % 64)
+		if n > 4 {
+			h = longHead(x)
+			p.whole[h/64] |= 1 << (h % 64)
 		}
 	}
 
@@ -217,16 +208,16 @@ type hit struct {
 // scan calls found for every occurrence of a keyword, in order of where
 // the occurrence ends. Case-sensitive keywords are checked byte for byte.
 //
-// The automaton runs only from where a keyword may begin (skipPairs), until
-// it is back at its root; in between, skipPairs' tests skip the text. That is
+// The automaton runs only from where a keyword may begin (skipQuads), until
+// it is back at its root; in between, skipQuads' tests skip the text. That is
 // exact: at the root, no part of a keyword is pending, so the next
-// occurrence begins where skipPairs stops. Each of its tests is independent of
+// occurrence begins where skipQuads stops. Each of its tests is independent of
 // the last, where each step of the automaton waits for the one before, so
 // most bytes cost far less.
 func (p *prefilter) scan(text string, found func(hit)) {
 	next, class := p.next, &p.class
 	for i := 0; ; {
-		if i = p.skipPairs(text, i); i+1 >= len(text) {
+		if i = p.skipQuads(text, i); i+1 >= len(text) {
 			return
 		}
 		for row := uint16(0); ; {
@@ -260,139 +251,170 @@ func (p *prefilter) report(text string, i int, row uint16, found func(hit)) {
 	}
 }
 
-// The bits of prefilter.pairs.
-const (
-	// pairStart: the pair begins a keyword.
-	pairStart = 1 << iota
-	// pairNear: a keyword begins at the pair or at the byte before it:
-	// the pair begins a keyword, or is the second and third bytes of one,
-	// or begins with the second byte of a two-byte keyword (whatever
-	// follows). Every keyword occurrence then has such a pair at its start
-	// or one byte after it, so a test of every other pair finds it.
-	pairNear
-	// pairWhole: the pair is a two-byte keyword.
-	pairWhole
-)
+// wholeBits is the size of prefilter.whole: 4 KB, where the default
+// rules' 272 heads and about 200 long ones leave 98.5% of the bits clear.
+const wholeBits = 1 << 15
 
-func (p *prefilter) pairTable(keywords []keyword) *[1 << 16]uint8 {
-	classPair := func(a, b uint8) int { return int(a)*p.nclass + int(b) }
-	near := make([]bool, p.nclass*p.nclass)
-	nearFirst := make([]bool, p.nclass) // a pair beginning with this class is near
-	whole := make([]bool, p.nclass*p.nclass)
-	for _, k := range keywords {
-		c0, c1 := p.class[k.text[0]], p.class[k.text[1]]
-		near[classPair(c0, c1)] = true
-		if len(k.text) == 2 {
-			nearFirst[c1] = true
-			whole[classPair(c0, c1)] = true
-		} else {
-			near[classPair(c1, p.class[k.text[2]])] = true
-		}
-	}
-	t := new([1 << 16]uint8)
-	for c0 := range 256 {
-		for c1 := range 256 {
-			k0, k1 := p.class[c0], p.class[c1]
-			pair := classPair(k0, k1)
-			b := &t[c0|c1<<8]
-			if p.starts[pair/64]&(1<<(pair%64)) != 0 {
-				*b |= pairStart
-			}
-			if near[pair] || nearFirst[k0] && k0 != 0 {
-				*b |= pairNear
-			}
-			if whole[pair] {
-				*b |= pairWhole
-			}
-		}
-	}
-	return t
+// wholeHead hashes the first n of eight bytes (x, little-endian), two to
+// eight, into prefilter.whole, each byte's 0x20 bit set first, the rest
+// zero: ASCII letters then compare without their case, other bytes at
+// worst collide with another one (a walk of the automaton, never a
+// keyword missed), and heads of different lengths differ, a keyword's
+// byte being nonzero so folded.
+func wholeHead(x uint64, n int) uint64 {
+	return (x | 0x2020202020202020) & (1<<(8*n) - 1) * 0x9E3779B97F4A7C15 >> (64 - 15)
 }
 
-// headBits is the size of prefilter.heads: 8 KB, where the default
-// rules' 269 heads of three bytes or more leave 99.6% of the bits clear.
-const headBits = 1 << 16
+// longHead hashes the first four of eight bytes (x, little-endian) as
+// wholeHead does, apart from its heads: the head of a keyword longer than
+// four, in prefilter.whole.
+func longHead(x uint64) uint64 {
+	return (x | 0x20202020) & 0xFFFFFFFF * 0xC2B2AE3D27D4EB4F >> (64 - 15)
+}
 
-// head4 and head3 hash a keyword's first four or three bytes (x, little-
-// endian) into prefilter.heads, each byte's 0x20 bit set first: ASCII
-// letters then compare without their case, and other bytes at worst
-// collide with another one, which costs a walk of the automaton, never a
-// keyword missed.
-func head4(x uint32) uint32 { return (x | 0x20202020) * 0x9E3779B1 >> (32 - 16) }
-func head3(x uint32) uint32 { return (x&0xFFFFFF | 0x202020) * 0x85EBCA77 >> (32 - 16) }
-
-// threeBits is the size of prefilter.threes: 32 KB, 2% of it set by the
-// default rules (a two-byte keyword sets 128 entries, one per third byte
-// as three folds it).
-const threeBits = 1 << 15
-
-// three hashes three bytes (x, little-endian, the rest ignored) into
-// prefilter.threes, each byte's 0x20 bit set first, as head4 does.
-func three(x uint32) uint32 { return three32(x | 0x202020) }
-
-// three32 is three of bytes whose 0x20 bits are set.
-func three32(x uint32) uint32 { return (x << 8) * 0x2545F491 >> (32 - 15) }
-
-// skipPairs returns the first i from i on where a keyword may begin, or
-// len(text) when none can (scan's skip). Eight bytes at a time, it tests
-// the pairs at even distances from where it began for pairNear, with one
-// branch for the four (a keyword beginning at the byte before the eight or
-// at one of the first seven has a near pair among them); where one is
-// near, the three bytes at each of those eight places in threes, with one
-// branch for the eight; at each that passes, the pair for pairStart and the
-// bytes for a head (mayBegin). The last bytes are tested one pair at a
-// time. No test misses a place where a keyword begins; threes and heads,
-// hashed, pass a few where none does. Pairs alone passed a sixth of the
-// bytes of code and prose ("re", "he", "se" begin keywords), each then a
-// test per byte or a walk of the automaton; three bytes pass about one in
-// forty.
-func (p *prefilter) skipPairs(text string, i int) int {
-	pairs, t := p.pairs, p.threes
+// skipQuads returns the first i from i on where a keyword may begin, or
+// len(text) when none can (scan's skip). Eight bytes at a time, it looks
+// up the five pairs at even distances from where it began (quads), and
+// tests the four windows of two pairs they make for a group of keyword
+// windows that has both, with one branch for the four: a keyword that
+// begins at the byte before the eight or at one of them has its window
+// among them (quadWindows). Where one passes, each place its groups point
+// to is checked (mayBegin). The last bytes are checked one place at a
+// time. No test misses a place where a keyword begins; the groups and
+// heads, shared and hashed, pass a few where none does. The skip before,
+// pairs at even distances then three bytes at every place, passed three
+// eight-byte blocks in five of a realistic result to its second test
+// ("re", "he", "at" begin or end keywords); windows of four bytes pass
+// about one in ten, most where a keyword or most of one is.
+func (p *prefilter) skipQuads(text string, i int) int {
+	q := p.quads
 	from := i
-	for ; i+9 <= len(text); i += 8 {
-		b := text[i : i+9]
+	if i+10 > len(text) {
+		return p.skipTail(text, from, i)
+	}
+	first, last := q[quadIndex(text[i], text[i+1])][0], p.quiet
+	for {
+		var n int
+		n, first, last = quadPass(q, text[i:], first, last)
+		if i += n; i+10 > len(text) {
+			return p.skipTail(text, from, i)
+		}
+		if j := p.windowStart(text, from, i); j >= 0 {
+			return j
+		}
+		i += 8
+		first = q[quadIndex(text[i], text[i+1])][0]
+	}
+}
+
+// quadPass returns the first block of rest (n, its distance from rest's
+// start, a multiple of eight) where a window passes, or where fewer than
+// ten bytes are left; first then is the first groups of its first pair,
+// last as skipQuads says. first is the first groups of rest's first pair;
+// last is eight bytes after a pair, of a block whose windows passed none
+// and whose first pair's first groups are its last one's: a block of the
+// same bytes after such a pair (a run of one byte, of padding) has the
+// same windows. On its own, with few values to keep, the loop keeps them
+// in registers; each half of an entry read on its own spares a shift.
+func quadPass(q *[1 << 15][2]uint16, rest string, first uint16, last uint64) (n int, firstAt uint16, lastAt uint64) {
+	for ; len(rest) >= 10; n, rest = n+8, rest[8:] {
+		b := rest[2:10]
 		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if (pairs[uint16(x)]|pairs[uint16(x>>16)]|pairs[uint16(x>>32)]|pairs[uint16(x>>48)])&pairNear == 0 {
+		e4 := &q[x>>48&quadMask]
+		if x == last && first == e4[0] {
 			continue
 		}
-		// The keywords a near pair may begin begin at text[i-1:i+7]: the
-		// three bytes at each, with their 0x20 bits set.
-		var before uint64
-		if i > 0 {
-			before = uint64(text[i-1])
+		e1, e2, e3 := &q[x&quadMask], &q[x>>16&quadMask], &q[x>>32&quadMask]
+		if first&e1[1]|e1[0]&e2[1]|e2[0]&e3[1]|e3[0]&e4[1] != 0 {
+			return n, first, last
 		}
-		w := (x<<8 | before) | 0x2020202020202020
-		y := x>>56 | uint64(b[8])<<8 | 0x2020
-		m := uint(t[three32(uint32(w))]) | uint(t[three32(uint32(w>>8))])<<1 | uint(t[three32(uint32(w>>16))])<<2 | uint(t[three32(uint32(w>>24))])<<3 |
-			uint(t[three32(uint32(w>>32))])<<4 | uint(t[three32(uint32(w>>40))])<<5 | uint(t[three32(uint32(w>>48)|uint32(y)<<16)])<<6 | uint(t[three32(uint32(w>>56)|uint32(y)<<8)])<<7
-		if i == from {
-			m &^= 1 // text[i-1] is before where the skip begins
+		if first == e4[0] {
+			last = x
 		}
-		for ; m != 0; m &= m - 1 {
-			j := i - 1 + bits.TrailingZeros(m)
-			if pair := pairs[uint16(uint(text[j])|uint(text[j+1])<<8)]; pair&pairStart != 0 && p.mayBegin(text, j, pair) {
-				return j
-			}
+		first = e4[0]
+	}
+	return n, first, last
+}
+
+// quietRun returns eight bytes of one value (the first that does) whose
+// windows pass none when a pair of it comes before: skipQuads may then
+// pass any block of them after such a pair untested.
+func (p *prefilter) quietRun() uint64 {
+	for c := range uint64(256) {
+		x := c * 0x0101010101010101
+		if e := p.quads[x&quadMask]; e[0]&e[1] == 0 {
+			return x
 		}
 	}
+	panic("secrets: every run of one byte may hold a keyword")
+}
+
+// skipTail is skipQuads' last bytes, from i on, one place at a time.
+func (p *prefilter) skipTail(text string, from, i int) int {
 	for j := max(from, i-1); j+1 < len(text); j++ {
-		if pair := pairs[uint16(uint(text[j])|uint(text[j+1])<<8)]; pair&pairStart != 0 && p.mayBegin(text, j, pair) {
+		if p.mayBegin(text, j) {
 			return j
 		}
 	}
 	return len(text)
 }
 
-// mayBegin reports whether a keyword may begin at text[i], where the pair
-// begins one: the pair is a keyword, or the text ends within four bytes,
-// or the first four bytes, or three, are a keyword's head (heads).
-func (p *prefilter) mayBegin(text string, i int, pair uint8) bool {
-	if pair&pairWhole != 0 || i+4 > len(text) {
+// windowStart returns the first place, from on, where a keyword may begin
+// that the windows of the block at i point to, or -1.
+func (p *prefilter) windowStart(text string, from, i int) int {
+	q := p.quads
+	b := text[i : i+10]
+	x := uint64(b[2]) | uint64(b[3])<<8 | uint64(b[4])<<16 | uint64(b[5])<<24 |
+		uint64(b[6])<<32 | uint64(b[7])<<40 | uint64(b[8])<<48 | uint64(b[9])<<56
+	e0, e1, e2, e3, e4 := q[quadIndex(b[0], b[1])], q[x&quadMask], q[x>>16&quadMask], q[x>>32&quadMask], q[x>>48&quadMask]
+	passed := [4]uint16{e0[0] & e1[1], e1[0] & e2[1], e2[0] & e3[1], e3[0] & e4[1]}
+	for m, g := range passed {
+		if g == 0 {
+			continue
+		}
+		w := i + 2*m
+		for d := -1; d <= 1; d++ {
+			if j := w + d; g&p.quadAt[d+1] != 0 && j >= from && p.mayBegin(text, j) {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// mayBegin reports whether a keyword may begin at text[i], i+1 being in
+// the text: the pair begins one (starts), and the text ends within eight
+// bytes, or its first two to eight are a keyword's first bytes (whole,
+// longHead first for keywords of five or more).
+// The heads of four bytes tested before passed "github.com" for
+// "github_pat_", "server " for "server=": 2.5 stops of the automaton for
+// each keyword found on a realistic result, 1.06 with whole ones.
+func (p *prefilter) mayBegin(text string, i int) bool {
+	pair := int(p.class[text[i]])*p.nclass + int(p.class[text[i+1]])
+	if p.starts[pair/64]&(1<<(pair%64)) == 0 {
+		return false
+	}
+	if i+8 > len(text) {
 		return true
 	}
-	b := text[i : i+4]
-	x := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-	h4, h3 := head4(x), head3(x)
-	return (p.heads[h4/64]>>(h4%64)|p.heads[h3/64]>>(h3%64))&1 != 0
+	b := text[i : i+8]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	// Keywords of two to four bytes, then, where one longer begins so,
+	// longer ones: most places fail the first four tests.
+	for n := 2; n <= 4; n++ {
+		if h := wholeHead(x, n); p.whole[h/64]&(1<<(h%64)) != 0 {
+			return true
+		}
+	}
+	if h := longHead(x); p.whole[h/64]&(1<<(h%64)) == 0 {
+		return false
+	}
+	for n := 5; n <= 8; n++ {
+		if h := wholeHead(x, n); p.whole[h/64]&(1<<(h%64)) != 0 {
+			return true
+		}
+	}
+	return false
 }

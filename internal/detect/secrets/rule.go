@@ -36,9 +36,10 @@ type rule struct {
 	// match replaces the pattern for formats a regexp handles badly (PEM
 	// blocks of several kilobytes, JWTs whose header must decode).
 	match func(st *scanState, text string, at int) (start, end int, ok bool)
-	// needs, when set, must occur after the keyword and before the next
-	// space or quote for the pattern to match: '@' in user:password@host.
-	// Checking it first spares the regexp on every plain URL.
+	// needs, when set, must occur after the scheme's "://" and before the
+	// next space, quote, '/', '?' or '#' for the pattern to match: '@' in
+	// user:password@host (hasUserinfo). Checking it first spares the
+	// regexp on every plain URL.
 	needs byte
 
 	// re is the compiled pattern, compiled the first time a keyword of
@@ -326,7 +327,7 @@ func (r *rule) find(st *scanState, shape *ruleShape, text string, at, kwLen int)
 	if r.match != nil {
 		return r.match(st, text, at)
 	}
-	if r.needs != 0 && !occursBeforeSpace(text, at+kwLen, at+shape.maxLen, r.needs) {
+	if r.needs != 0 && !hasUserinfo(text, at, at+shape.maxLen, r.needs) {
 		return 0, 0, false
 	}
 	lo := max(at-r.back, 0)
@@ -370,20 +371,34 @@ func (r *rule) find(st *scanState, shape *ruleShape, text string, at, kwLen int)
 	return start, end, true
 }
 
-// occursBeforeSpace reports whether c occurs in text[from:limit] before any
-// space or quote.
-func occursBeforeSpace(text string, from, limit int, c byte) bool {
+// hasUserinfo reports whether text[at:limit], a URL's scheme on, may hold
+// a user and password: the scheme's letters, digits and '+' end in "://",
+// and c comes after it before any space, quote, '/', '?' or '#' (bytes
+// the patterns' user and password do not take). Stopping at the host's
+// first '/' reads a few bytes of most URLs, not all of them.
+func hasUserinfo(text string, at, limit int, c byte) bool {
 	limit = min(limit, len(text))
-	for i := from; i < limit; i++ {
-		switch text[i] {
-		case c:
+	i := at
+	for i < limit && isSchemeByte(text[i]) {
+		i++
+	}
+	if !strings.HasPrefix(text[i:limit], "://") {
+		return false
+	}
+	for i += 3; i < limit; i++ {
+		if b := text[i]; b == c {
 			return true
-		case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>':
+		} else if userinfoStops[b] {
 			return false
 		}
 	}
 	return false
 }
+
+// userinfoStops are the bytes that end a URL's user and password.
+var userinfoStops = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\f': true, '"': true, '\'': true, '`': true, '<': true, '>': true, '/': true, '?': true, '#': true}
+
+func isSchemeByte(c byte) bool { return isAlnum(c) || c == '+' }
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'

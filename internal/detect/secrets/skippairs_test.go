@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkSkipPairs: the prefilter's skip over plain ASCII without
-// keywords.
+// keywords, and the skip before it (threesSkip).
 func BenchmarkSkipPairs(b *testing.B) {
 	for _, tc := range []struct{ name, text string }{
 		{"x", strings.Repeat("x", 1<<20)},
@@ -18,15 +18,22 @@ func BenchmarkSkipPairs(b *testing.B) {
 			pre := Default().pre
 			b.SetBytes(int64(len(tc.text)))
 			for b.Loop() {
-				pre.skipPairs(tc.text, 0)
+				pre.skipQuads(tc.text, 0)
+			}
+		})
+		b.Run("threes/"+tc.name, func(b *testing.B) {
+			old := defaultThreesSkip()
+			b.SetBytes(int64(len(tc.text)))
+			for b.Loop() {
+				old.skip(tc.text, 0)
 			}
 		})
 	}
 }
 
-// FuzzSkipPairs: scan, skipping with skipPairs (pairs, then three bytes,
+// FuzzSkipPairs: scan, skipping with skipQuads (windows of four bytes,
 // eight bytes at a time), finds the keyword occurrences the automaton finds run
-// over every byte, in the same order; and skipPairs never passes the start
+// over every byte, in the same order; and skipQuads never passes the start
 // of an occurrence.
 func FuzzSkipPairs(f *testing.F) {
 	f.Add("plain text with a key AKIA and ghp_ in it", 0)
@@ -52,20 +59,20 @@ func FuzzSkipPairs(f *testing.F) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("scan(%q) found %v, the automaton on every byte %v", text, got, want)
 		}
-		skip := pre.skipPairs(text, from)
+		skip := pre.skipQuads(text, from)
 		for _, h := range want {
 			if h.start >= from && h.start < skip {
-				t.Fatalf("skipPairs(%q, %d) = %d: past the keyword at %d", text, from, skip, h.start)
+				t.Fatalf("skipQuads(%q, %d) = %d: past the keyword at %d", text, from, skip, h.start)
 			}
 		}
 	})
 }
 
-// referenceSkipPairs is skipPairs before threes and heads: the first i
+// referenceSkipPairs is the skip before threes and heads: the first i
 // from i on where the pair text[i], text[i+1] begins a keyword, or
-// len(text)-1 when no pair does; FuzzSkipHeads holds skipPairs to it.
+// len(text)-1 when no pair does; FuzzSkipHeads holds skipQuads to it.
 func (p *prefilter) referenceSkipPairs(text string, i int) int {
-	pairs := p.pairs
+	pairs := defaultThreesSkip().pairs
 	from := i
 	for ; i+8 <= len(text); i += 8 {
 		b := text[i : i+8]
@@ -106,13 +113,14 @@ func (p *prefilter) referenceScan(text string, found func(hit)) {
 	}
 }
 
-// FuzzSkipHeads: skipPairs, which passes the pairs that begin a keyword
-// where the bytes there begin none (threes, heads), stops only where the
+// FuzzSkipHeads: skipQuads, which passes the pairs that begin a keyword
+// where the bytes there begin none (quads, heads), stops only where the
 // reference, which stops at every such pair, stops; every pair it passes
 // that the reference stops at begins no keyword; and scan finds what the
-// reference's scan finds, in the same order.
+// reference's scan and the skip before (threesSkip) find, in the same
+// order.
 func FuzzSkipHeads(f *testing.F) {
-	p := Default().pre
+	p, old := Default().pre, defaultThreesSkip()
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 20 {
 		f.Add(keywordSoup(r, p, 80), r.IntN(80))
@@ -120,26 +128,30 @@ func FuzzSkipHeads(f *testing.F) {
 	f.Add("here, there, response, return; SK sk- Q~ YC", 0)
 	f.Add("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxPAT", 5)
 	f.Add("the AKIAxxxxxxxxxxxxxxxxxxx akia https://x  _SK", 2)
+	// Keywords at both parities, across eight-byte blocks, past ASCII.
+	f.Add("xpatxxxxxxxpatxxxxSKxxxxxxxSKxxxxxQ~xxxxxxhttps://x\xc3\xa9sk-x\xf0AKIA", 1)
+	f.Add("xxxxxxx-usxxxxxxx:AAxxxxxxxxYCxxxxxxxxxxxxxxxxxxxxxxxxxxxxxpat", 0)
 	f.Fuzz(func(t *testing.T, text string, from int) {
 		from = max(0, from) % (len(text) + 1)
 		starts := map[int]bool{}
 		for _, h := range naiveHits(p, text) {
 			starts[h.start] = true
 		}
-		got := p.skipPairs(text, from)
+		got := p.skipQuads(text, from)
 		for i := p.referenceSkipPairs(text, from); i < got && i+1 < len(text); i = p.referenceSkipPairs(text, i+1) {
 			if starts[i] {
-				t.Fatalf("skipPairs(%q, %d) = %d: past the keyword at %d", text, from, got, i)
+				t.Fatalf("skipQuads(%q, %d) = %d: past the keyword at %d", text, from, got, i)
 			}
 		}
 		if got+1 < len(text) && p.referenceSkipPairs(text, got) != got {
-			t.Fatalf("skipPairs(%q, %d) = %d, where no pair begins a keyword", text, from, got)
+			t.Fatalf("skipQuads(%q, %d) = %d, where no pair begins a keyword", text, from, got)
 		}
-		var want, have []hit
+		var want, have, before []hit
 		p.referenceScan(text, func(h hit) { want = append(want, h) })
 		p.scan(text, func(h hit) { have = append(have, h) })
-		if !slices.Equal(have, want) {
-			t.Fatalf("scan(%q) found %v, the reference %v", text, have, want)
+		old.scan(text, func(h hit) { before = append(before, h) })
+		if !slices.Equal(have, want) || !slices.Equal(before, want) {
+			t.Fatalf("scan(%q) found %v, the reference %v, the skip before %v", text, have, want, before)
 		}
 	})
 }
