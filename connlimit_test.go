@@ -46,6 +46,17 @@ func limitedServer(t *testing.T, limit int) (l *connLimit, most func() int) {
 	return l, func() int { mu.Lock(); defer mu.Unlock(); return high }
 }
 
+// dial connects to l, closing the connection when the test ends.
+func dial(t *testing.T, l *connLimit) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // get sends a keep-alive GET on conn and reads its answer.
 func get(t *testing.T, conn net.Conn, r *bufio.Reader) {
 	t.Helper()
@@ -81,20 +92,12 @@ func TestConnLimitClosesTheOldestIdle(t *testing.T) {
 	l, most := limitedServer(t, 2)
 	var conns []net.Conn
 	for range 2 {
-		c, err := net.Dial("tcp", l.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, l)
 		get(t, c, bufio.NewReader(c))
 		conns = append(conns, c)
 		waitIdle(t, l, len(conns))
 	}
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, l)
 	get(t, c, bufio.NewReader(c))
 	conns[0].SetReadDeadline(time.Now().Add(time.Minute))
 	if n, err := conns[0].Read(make([]byte, 1)); err == nil {
@@ -112,11 +115,7 @@ func TestConnLimitWaitsForAPlace(t *testing.T) {
 	l, most := limitedServer(t, 2)
 	var slow []net.Conn
 	for range 2 {
-		c, err := net.Dial("tcp", l.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, l)
 		io.WriteString(c, "GET / HTTP/1.1\r\n")
 		slow = append(slow, c)
 	}
@@ -143,17 +142,9 @@ func TestConnLimitWaitsForAPlace(t *testing.T) {
 // returns (limitedServer's cleanup checks it), and the connection it held is closed.
 func TestConnLimitClosedWhileWaiting(t *testing.T) {
 	l, _ := limitedServer(t, 1)
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, l)
 	io.WriteString(c, "GET / HTTP/1.1\r\n")
-	waiting, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer waiting.Close()
+	waiting := dial(t, l)
 	l.Close()
 	// The connection taken while Accept waited is closed, not left open.
 	waiting.SetReadDeadline(time.Now().Add(time.Minute))
@@ -255,21 +246,13 @@ func TestConnLimitOpenReturnsToZero(t *testing.T) {
 // closed under the request, which the client saw fail.
 func TestConnLimitSparesARequestUnderWay(t *testing.T) {
 	l, _ := limitedServer(t, 1)
-	a, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := dial(t, l)
 	ra := bufio.NewReader(a)
 	get(t, a, ra)
 	waitIdle(t, l, 1)
 	io.WriteString(a, "GET / HTTP/1.1\r\n")
 	waitIdle(t, l, 0) // the server has read the request's first bytes
-	b, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := dial(t, l)
 	answered := make(chan error, 1)
 	go func() {
 		b.SetDeadline(time.Now().Add(time.Minute))
@@ -329,19 +312,11 @@ func TestConnLimitClosesAStalledHeader(t *testing.T) {
 	l, most := limitedServer(t, 2)
 	var slow []net.Conn
 	for range 2 {
-		c, err := net.Dial("tcp", l.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, l)
 		io.WriteString(c, "GET / HTTP/1.1\r\n")
 		slow = append(slow, c)
 	}
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, l)
 	c.SetDeadline(time.Now().Add(time.Minute))
 	get(t, c, bufio.NewReader(c)) // served within the minute, not after the 10 s header deadline of a real server's
 	slow[0].SetReadDeadline(time.Now().Add(time.Minute))
