@@ -53,7 +53,11 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		defer f.serving.Done()
 		defer f.releaseStateless(listen, bodySize, client)
 		if answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done()); answer != nil {
-			newClientWriter(w, f.writeTimeout).json(servedStatus(answer), answer)
+			status := http.StatusOK // an answer in parts is a result
+			if len(answer) == 1 {
+				status = servedStatus(answer[0])
+			}
+			newClientWriter(w, f.writeTimeout).json(status, answer...)
 		}
 		return
 	}

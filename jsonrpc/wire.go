@@ -202,6 +202,10 @@ func (m *Message) resultParts() [][]byte {
 
 var closeBrace = []byte{'}'}
 
+// ResultParts is resultParts for a transport that writes a big result
+// itself, in parts, rather than copying it into an encoded message.
+func (m *Message) ResultParts() [][]byte { return m.resultParts() }
+
 // decodeMethod returns the string raw stands for: last's, when it is the
 // same (raw has no escape, so its bytes are the string's), else a new one,
 // which last then holds. last may be nil.

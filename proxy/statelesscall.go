@@ -29,7 +29,8 @@ type StatelessCall struct {
 	s      session      // the request's, as the inline path takes one: never in g.sessions, no connection
 	ctx    statelessCtx // the request's context
 	msg    *jsonrpc.Message
-	answer chan []byte // one answer, encoded; nil when the client left first
+	answer chan [][]byte // one answer, encoded in pieces; nil when the client left first
+	whole  [1][]byte     // the piece of an answer encoded whole
 }
 
 // ServeStateless starts serving msg, a stateless request (opts.Stateless,
@@ -43,7 +44,7 @@ func (g *Gateway) ServeStateless(msg *jsonrpc.Message, opts ServeOptions) *State
 	if !opts.Stateless || checked == nil || checked.env == nil || checked.env.logLevel != "" || msg.Method != methodToolsCall {
 		return nil
 	}
-	c := &StatelessCall{msg: msg, answer: make(chan []byte, 1)}
+	c := &StatelessCall{msg: msg, answer: make(chan [][]byte, 1)}
 	s := &c.s
 	s.g, s.id, s.stateless, s.client, s.checked = g, newStatelessID(), true, opts.Client, checked
 	if !s.inlineTo(&c.ctx, msg, c, nil) {
@@ -63,21 +64,34 @@ func (c *StatelessCall) Answer(result json.RawMessage, err error, _ *jsonrpc.Cor
 	m := jsonrpc.Message{ID: c.msg.ID, Result: result}
 	if err != nil {
 		m = jsonrpc.Message{ID: c.msg.ID, Error: jsonrpc.ToWire(err)}
+	} else if len(result) >= bigAnswer {
+		// Written in parts, the result's own bytes: encoded whole, a big
+		// result was one more copy of it at the peak, as a session's
+		// answer is not (jsonrpc.PartsWriter).
+		c.answer <- m.ResultParts()
+		return
 	}
-	c.answer <- m.Encode()
+	c.whole[0] = m.Encode()
+	c.answer <- c.whole[:]
 }
+
+// bigAnswer is the size of a result from which its answer goes out in
+// parts rather than encoded whole (as inlineMaxSize: a call's result
+// past it is not handled on the server's reader either).
+const bigAnswer = inlineMaxSize
 
 // OnEndTell is the inline call's (inlineReply): e is told when the
 // request's context ends.
 func (c *StatelessCall) OnEndTell(e jsonrpc.Ender) bool { return c.ctx.onEnd(e) }
 
-// Wait returns the request's answer, encoded, once it comes; nil when the
+// Wait returns the request's answer, encoded in pieces to be written one
+// after the other, once it comes; nil when the
 // client left first (gone closed: closing the response stream cancels the
 // request, and nothing is sent). stop closes when mcpgate stops: the
 // request then has the config's shutdown_grace to finish, and is then
 // answered with an error, as a session's request is (see Serve). Every
 // request is answered: Wait always returns.
-func (c *StatelessCall) Wait(gone, stop <-chan struct{}) []byte {
+func (c *StatelessCall) Wait(gone, stop <-chan struct{}) [][]byte {
 	select {
 	case a := <-c.answer:
 		return a
