@@ -49,9 +49,17 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		return
 	}
 	opts := proxy.ServeOptions{Stateless: true, Client: client, Checked: checked}
+	// The request's place and its count in f.serving are given back here,
+	// unless Serve's goroutine takes them: even if ServeStateless panics
+	// (net/http recovers it), or Close would wait for it forever.
+	handed := false
+	defer func() {
+		if !handed {
+			f.releaseStateless(listen, bodySize, client)
+			f.serving.Done()
+		}
+	}()
 	if call := f.g.ServeStateless(msg, opts); call != nil { // a plain tools/call: no session (see proxy/statelesscall.go)
-		defer f.serving.Done()
-		defer f.releaseStateless(listen, bodySize, client)
 		if answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done()); answer != nil {
 			status := http.StatusOK // an answer in parts is a result
 			if len(answer) == 1 {
@@ -64,6 +72,7 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 	// A listen's notifications can only come on an event stream, whatever
 	// the client said it accepts.
 	st := newStatelessStream(msg, listen || acceptsEvents(r))
+	handed = true
 	go func() {
 		defer f.serving.Done()
 		defer f.releaseStateless(listen, bodySize, client)
