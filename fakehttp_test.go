@@ -384,8 +384,8 @@ func (h *fakeHTTP) runTool(msg *jsonrpc.Message, send func(*jsonrpc.Message), do
 		}
 		text = h.f.inputEcho(p.Name, answers)
 	}
-	if do.TextBytes > 0 {
-		text = strings.Repeat("x", do.TextBytes)
+	if do.TextBytes > len(text) {
+		text += strings.Repeat("x", do.TextBytes-len(text))
 	}
 	if text == "" {
 		text = fmt.Sprintf("%s/%s %s", h.f.spec.Name, p.Name, strings.TrimSpace(string(p.Arguments)))

@@ -75,7 +75,7 @@ type fakeBehaviour struct {
 	WaitForFile      string          `json:"wait_for_file"`      // do not answer until this file exists
 	StartedFile      string          `json:"started_file"`       // create this file as soon as the call arrives
 	StopReading      bool            `json:"stop_reading"`       // stop reading stdin for good (a server busy in one long call), then go on
-	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes
+	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes: text, if given, then "x" up to it
 	RawAnswer        string          `json:"raw_answer"`         // answer with this line as written, {{id}} replaced by the request's id (a broken answer); over -http, as the one event of the call's stream
 	AskCount         int             `json:"ask_count"`          // with ask: send it this many times at once; answer with how many were refused
 	AskRefusals      int             `json:"ask_refusals"`       // with ask_count: answer once this many were refused (or after 10s)
@@ -662,8 +662,8 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 		return b.Bytes(), nil
 	}
 	text := do.Text
-	if do.TextBytes > 0 {
-		text = strings.Repeat("x", do.TextBytes)
+	if do.TextBytes > len(text) {
+		text += strings.Repeat("x", do.TextBytes-len(text))
 	}
 	if text == "" {
 		args := "{}"

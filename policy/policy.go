@@ -182,13 +182,31 @@ var (
 // (the message then must not go on). It does not keep in: a caller may
 // reuse it for the next run.
 func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *Record) {
+	msg, records, denied, _ := c.run(ctx, in, false)
+	return msg, records, denied
+}
+
+// run is Run, and RunAhead when leave is set: it then returns, with rest,
+// once only decisions that may be left running remain (see leftFrom).
+func (c Chain) run(ctx context.Context, in *Input, leave bool) (_ json.RawMessage, _ []Record, _ *Record, rest func() []Record) {
 	msg := in.Message
 	var records []Record
 	var step Input // what each policy is given: in, with the message as the policies before left it
 	ahead, shared, wait := c.decideEarly(ctx, in)
-	defer wait()
+	from := len(c) // the policies from here on are left deciding, when nothing before modified the message
+	if leave {
+		from = leftFrom(c, ahead, in.Stage)
+	}
+	defer func() {
+		if rest == nil {
+			wait()
+		}
+	}()
 	modified := false
 	for i, p := range c {
+		if i == from && !modified {
+			return msg, records, nil, c.restOf(ahead, from, in.Stage, wait)
+		}
 		if !acts(p, in.Stage) {
 			continue
 		}
@@ -207,23 +225,28 @@ func (c Chain) Run(ctx context.Context, in *Input) (json.RawMessage, []Record, *
 		if d.Action == Allow {
 			continue
 		}
-		r := Record{Policy: p.Name(), Action: d.Action.String(), Where: in.Stage.String(), Reason: d.Reason}
-		for _, f := range d.Findings {
-			if r.Kinds == nil {
-				r.Kinds = map[string]int{}
-			}
-			r.Kinds[f.Kind] += f.Count
-		}
-		records = append(records, r)
+		records = append(records, recordOf(p, d, in.Stage))
 		switch d.Action {
 		case Deny:
-			return nil, records, &records[len(records)-1]
+			return nil, records, &records[len(records)-1], nil
 		case Modify:
 			msg = d.Message
 			modified = true
 		}
 	}
-	return msg, records, nil
+	return msg, records, nil, nil
+}
+
+// recordOf is the record of p's decision d (not a plain allow) at stage.
+func recordOf(p Policy, d Decision, stage Stage) Record {
+	r := Record{Policy: p.Name(), Action: d.Action.String(), Where: stage.String(), Reason: d.Reason}
+	for _, f := range d.Findings {
+		if r.Kinds == nil {
+			r.Kinds = map[string]int{}
+		}
+		r.Kinds[f.Kind] += f.Count
+	}
+	return r
 }
 
 // decideOn is p.Decide(ctx, in), with the built-in policies called as

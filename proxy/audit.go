@@ -43,6 +43,11 @@ type auditRecord struct {
 	// are kept only after its redactors (and the default ones) have run on
 	// them, so that the audit trail never keeps the secret it reports.
 	policies policy.Chain
+	// decideLater: the answer's decisions that only record may be left
+	// running (policy.Chain.RunAhead), and rest, when some were, waits for
+	// them: the record is written once they are made (see decidelater.go).
+	decideLater bool
+	rest        func() []policy.Record
 	// later: the record has a place reserved in the queue of records
 	// written off the reader (see auditlater.go).
 	later bool

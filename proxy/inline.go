@@ -296,6 +296,9 @@ func (ic *inlineCall) answered(cork *jsonrpc.Cork) (here bool) {
 // finish is the call's second half: what callWatched, forward, callTool
 // and Handle do once the answer is in.
 func (ic *inlineCall) finish(res json.RawMessage, err error, cork *jsonrpc.Cork) {
+	// Off the server's reader, decisions that only record may be left
+	// running while the answer goes (see decidelater.go).
+	ic.rec.decideLater = cork == nil && ic.s.g.auditNeverWaits()
 	res, err = ic.served(res, err)
 	ic.answer(res, err, cork)
 }
@@ -319,6 +322,9 @@ func (ic *inlineCall) answer(res json.RawMessage, err error, cork *jsonrpc.Cork)
 	res, err = ic.modernAnswer(res, err)
 	res, err = ic.s.conclude(ic.msg, &ic.rec, ic.start, res, err)
 	ic.reply.Answer(res, err, cork)
+	if ic.rec.rest != nil {
+		ic.s.g.recordDecided(&ic.rec)
+	}
 }
 
 // auditNeverWaits reports whether a request's audit record is written

@@ -172,7 +172,14 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 		return msg, nil
 	}
 	in := &policy.Input{Stage: stage, Session: s.id, Stateless: s.stateless, Client: s.client, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
-	out, records, denied := chain.Run(ctx, in)
+	var out json.RawMessage
+	var records []policy.Record
+	var denied *policy.Record
+	if stage == policy.Result && rec.decideLater && rec.rest == nil {
+		out, records, denied, rec.rest = chain.RunAhead(ctx, in) // see decidelater.go
+	} else {
+		out, records, denied = chain.Run(ctx, in)
+	}
 	rec.Decisions = append(rec.Decisions, records...)
 	if denied != nil {
 		return nil, &denial{*denied}

@@ -192,8 +192,11 @@ func (s *session) conclude(msg *jsonrpc.Message, rec *auditRecord, start time.Ti
 		sent = redactError(deleted, s.g.redact)
 		rec.BytesOut = responseSize(msg.ID, nil, sent)
 	}
+	later := s.g.recordsAfterAnswer(rec) // decisions that only record, still being made (decidelater.go)
 	s.g.metrics.observe(rec)
-	s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
+	if !later {
+		s.g.audit.write(rec) // before the answer leaves: with audit.sync "always", on the disk first
+	}
 	if sent != nil {
 		return nil, sent
 	}
