@@ -48,6 +48,7 @@ type auditRecord struct {
 	// them: the record is written once they are made (see decidelater.go).
 	decideLater bool
 	rest        func() []policy.Record
+	lateBytes   int64 // of the late budget, while rest is left running (see reserveLate)
 	// later: the record has a place reserved in the queue of records
 	// written off the reader (see auditlater.go).
 	later bool

@@ -19,6 +19,27 @@ package proxy
 // anything after its answer is handed to the connection: its decisions
 // are all made first.
 
+// lateBudget is how many bytes of results the decisions left running may
+// hold at once, all calls together: twice the largest message, and 64 MiB
+// at least. Each holds its result (and its decoding) until it is made; a
+// client that asks for big results back to back is answered each time
+// before the scan ends, so without a bound the scans it leaves behind
+// would pile up. Past it, a call's decisions are all made before its
+// answer, as they were.
+func (g *Gateway) lateBudget() int64 {
+	return max(64<<20, 2*int64(g.live().cfg.MaxMessage))
+}
+
+// reserveLate takes n bytes of the budget for a result whose decisions
+// may be left running; false when they would pass it.
+func (g *Gateway) reserveLate(n int) bool {
+	if g.lateBytes.Add(int64(n)) > g.lateBudget() {
+		g.lateBytes.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
 // recordsAfterAnswer reports whether rec is to be recorded after its
 // answer is handed over (recordDecided), its decisions left running: only
 // while mcpgate is not stopping, which otherwise waits for them here.
@@ -31,6 +52,7 @@ func (g *Gateway) recordsAfterAnswer(rec *auditRecord) bool {
 	}
 	rec.Decisions = append(rec.Decisions, rec.rest()...)
 	rec.rest = nil
+	g.lateBytes.Add(-rec.lateBytes)
 	return false
 }
 
@@ -41,6 +63,7 @@ func (g *Gateway) recordDecided(rec *auditRecord) {
 	defer g.background.Done()
 	records := rec.rest()
 	rec.rest = nil
+	g.lateBytes.Add(-rec.lateBytes)
 	rec.Decisions = append(rec.Decisions, records...)
 	g.metrics.observeDecisions(records)
 	g.audit.write(rec)

@@ -104,6 +104,7 @@ type Gateway struct {
 	background sync.WaitGroup // list refreshes and other work Close waits for; see goBackground
 	bgMu       sync.Mutex     // orders adding background work before Close waits for it
 	bgClosed   bool           // guarded by bgMu: no more background work
+	lateBytes  atomic.Int64   // results held by decisions left running past their answers (decidelater.go)
 	ready      chan struct{}  // closed when every first connection attempt ended
 	warm       chan struct{}  // closed when ready, or the discovery cache answers for the servers not
 	discovery  *discoveryCache

@@ -175,8 +175,13 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 	var out json.RawMessage
 	var records []policy.Record
 	var denied *policy.Record
-	if stage == policy.Result && rec.decideLater && rec.rest == nil {
+	if stage == policy.Result && rec.decideLater && rec.rest == nil && s.g.reserveLate(len(msg)) {
 		out, records, denied, rec.rest = chain.RunAhead(ctx, in) // see decidelater.go
+		if rec.rest == nil {
+			s.g.lateBytes.Add(-int64(len(msg)))
+		} else {
+			rec.lateBytes = int64(len(msg))
+		}
 	} else {
 		out, records, denied = chain.Run(ctx, in)
 	}
