@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -19,13 +17,7 @@ import (
 // answer is read to its end: a reset in its place (the server closing
 // without a half-close first) fails the command.
 func cmdBigHeader(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 || neg {
-		ts.Fatalf("usage: big-header URL BYTES")
-	}
-	u, err := url.Parse(args[0])
-	ts.Check(err)
-	size, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	u, size := urlAndCount(ts, neg, args, "big-header URL BYTES")
 	conn, err := net.Dial("tcp", u.Host)
 	ts.Check(err)
 	defer conn.Close()

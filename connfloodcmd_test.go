@@ -13,19 +13,26 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// urlAndCount reads the arguments URL N of a command that takes them
+// (usage, on any other, fails the script).
+func urlAndCount(ts *testscript.TestScript, neg bool, args []string, usage string) (*url.URL, int) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: %s", usage)
+	}
+	u, err := url.Parse(args[0])
+	ts.Check(err)
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	return u, n
+}
+
 // cmdConnFlood: conn-flood URL N — opens N connections to URL's host one
 // after another, each with one keep-alive GET of URL answered, and keeps
 // them all open: a client hoarding idle connections. It succeeds if the
 // server closed the first of them (within 60s) and still answers on the
 // last.
 func cmdConnFlood(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 || neg {
-		ts.Fatalf("usage: conn-flood URL N")
-	}
-	u, err := url.Parse(args[0])
-	ts.Check(err)
-	n, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	u, n := urlAndCount(ts, neg, args, "conn-flood URL N")
 	type kept struct {
 		conn net.Conn
 		r    *bufio.Reader

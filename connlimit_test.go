@@ -69,6 +69,15 @@ func get(t *testing.T, conn net.Conn, r *bufio.Reader) {
 	resp.Body.Close()
 }
 
+// wantClosed checks, waiting up to a minute, that the server closed c.
+func wantClosed(t *testing.T, c net.Conn, what string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("%s: read %d bytes, %v; want it closed", what, n, err)
+	}
+}
+
 // waitIdle waits (up to a minute) for n connections to be idle.
 func waitIdle(t *testing.T, l *connLimit, n int) {
 	t.Helper()
@@ -99,17 +108,14 @@ func TestConnLimitClosesTheOldestIdle(t *testing.T) {
 	}
 	c := dial(t, l)
 	get(t, c, bufio.NewReader(c))
-	conns[0].SetReadDeadline(time.Now().Add(time.Minute))
-	if n, err := conns[0].Read(make([]byte, 1)); err == nil {
-		t.Errorf("the oldest idle connection read %d bytes, want it closed", n)
-	}
+	wantClosed(t, conns[0], "the oldest idle connection")
 	if m := most(); m > 2 {
 		t.Errorf("%d connections open at once, limit 2", m)
 	}
 }
 
-// Connections that are not idle (here, sending their headers) keep their
-// places: the next waits, and is served once one closes. However many
+// Connections that are not idle (here, just begun sending their headers)
+// keep their places, until they have taken headerStall: the next waits, and is served once one closes. However many
 // clients come at once, the limit holds and each is served.
 func TestConnLimitWaitsForAPlace(t *testing.T) {
 	l, most := limitedServer(t, 2)
@@ -147,10 +153,7 @@ func TestConnLimitClosedWhileWaiting(t *testing.T) {
 	waiting := dial(t, l)
 	l.Close()
 	// The connection taken while Accept waited is closed, not left open.
-	waiting.SetReadDeadline(time.Now().Add(time.Minute))
-	if n, err := waiting.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("the connection waiting for a place when the listener closed: read %d bytes, %v; want it closed", n, err)
-	}
+	wantClosed(t, waiting, "the connection waiting for a place when the listener closed")
 }
 
 // However connections end (closed before a byte, halfway through their
@@ -319,10 +322,7 @@ func TestConnLimitClosesAStalledHeader(t *testing.T) {
 	c := dial(t, l)
 	c.SetDeadline(time.Now().Add(time.Minute))
 	get(t, c, bufio.NewReader(c)) // served within the minute, not after the 10 s header deadline of a real server's
-	slow[0].SetReadDeadline(time.Now().Add(time.Minute))
-	if n, err := slow[0].Read(make([]byte, 1)); err == nil {
-		t.Errorf("the connection stalled longest read %d bytes, want it closed", n)
-	}
+	wantClosed(t, slow[0], "the connection stalled longest")
 	if m := most(); m > 2 {
 		t.Errorf("%d connections open at once, limit 2", m)
 	}

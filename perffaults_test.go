@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -15,17 +11,9 @@ import (
 // than copying the page, so a big message read into fresh memory shows
 // here before it shows in the CPU figures.
 func procMinorFaults(pid int) (int64, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fields, err := procStatFields(pid, 8)
 	if err != nil {
 		return 0, err
-	}
-	end := bytes.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(stat[end+1:]))
-	if len(fields) < 8 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name, want 8 or more", pid, len(fields))
 	}
 	return strconv.ParseInt(fields[7], 10, 64)
 }

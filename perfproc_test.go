@@ -31,19 +31,10 @@ func procCPU(pid int) (time.Duration, error) {
 
 // procStatCPU is procCPU from /proc/PID/stat, in ticks.
 func procStatCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	// utime and stime are fields 14 and 15.
+	fields, err := procStatFields(pid, 13)
 	if err != nil {
 		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: count fields
-	// after its closing parenthesis. utime and stime are fields 14 and 15.
-	end := bytes.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(stat[end+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name, want 13 or more", pid, len(fields))
 	}
 	var ticks int64
 	for _, f := range fields[11:13] {
@@ -54,6 +45,24 @@ func procStatCPU(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * clockTick, nil
+}
+
+// procStatFields is /proc/PID/stat's fields after the command name (field
+// 3 on), at least want of them: the name, in parentheses, may hold spaces.
+func procStatFields(pid, want int) ([]string, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < want {
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields after the name, want %d or more", pid, len(fields), want)
+	}
+	return fields, nil
 }
 
 // procMemory is a memory figure of /proc/PID/status in MiB: VmRSS (resident

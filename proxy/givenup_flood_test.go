@@ -19,11 +19,7 @@ import (
 func TestGivenUpFloodKeepsOtherSessions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a, b := &session{id: "a"}, &session{id: "b"}
-		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
-		u.cfg.Timeout = 30 * time.Second
-		gaveUp := func(s *session, upID int64) {
-			u.wire.givenUp.add(s, jsonrpc.IntID(upID), time.Now(), u.givenUpWindow())
-		}
+		u, gaveUp := givenUpUpstream(30 * time.Second)
 		gaveUp(b, 1)
 		time.Sleep(time.Second)
 		for i := range 3 * maxGivenUp {
@@ -51,10 +47,9 @@ func TestGivenUpFloodKeepsOtherSessions(t *testing.T) {
 // every other given-up call was answered late and forgotten.
 func TestGivenUpFloodOfSessions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
-		u.cfg.Timeout = 30 * time.Second
+		u, gaveUp := givenUpUpstream(30 * time.Second)
 		victim := &session{id: "victim"}
-		u.wire.givenUp.add(victim, jsonrpc.IntID(1), time.Now(), u.givenUpWindow())
+		gaveUp(victim, 1)
 		time.Sleep(time.Second)
 		flood := make([]*session, maxGivenUp)
 		for i := range flood {

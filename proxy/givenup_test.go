@@ -14,6 +14,17 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
+// givenUpUpstream is an upstream connection with no server, whose calls
+// time out after timeout (0: none configured), and gaveUp, which notes a
+// call of s given up now.
+func givenUpUpstream(timeout time.Duration) (u *upstream, gaveUp func(s *session, upID int64)) {
+	u = &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
+	u.cfg.Timeout = timeout
+	return u, func(s *session, upID int64) {
+		u.wire.givenUp.add(s, jsonrpc.IntID(upID), time.Now(), u.givenUpWindow())
+	}
+}
+
 // A call its client gave up on keeps its session a candidate for a
 // server's unnamed request for the server's timeout: with another
 // session's call in flight the request is ambiguous, never that other
@@ -23,11 +34,7 @@ import (
 func TestGivenUpCallKeepsItsSessionACandidate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a, b := &session{id: "a"}, &session{id: "b"}
-		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
-		u.cfg.Timeout = 30 * time.Second
-		gaveUp := func(s *session, upID int64) {
-			u.wire.givenUp.add(s, jsonrpc.IntID(upID), time.Now(), u.givenUpWindow())
-		}
+		u, gaveUp := givenUpUpstream(30 * time.Second)
 		sentA, doneA := track(u, clientRequest{s: a, id: jsonrpc.StringID("req-a")})
 		sentA(jsonrpc.IntID(2))
 		defer doneA()
@@ -66,8 +73,8 @@ func TestGivenUpCallKeepsItsSessionACandidate(t *testing.T) {
 func TestGivenUpCallWithNothingInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &session{id: "b"}
-		u := &upstream{g: &Gateway{}, wire: &wire{givenUp: new(givenUpCalls)}}
-		u.wire.givenUp.add(b, jsonrpc.IntID(1), time.Now(), u.givenUpWindow())
+		u, gaveUp := givenUpUpstream(0)
+		gaveUp(b, 1)
 		if c := u.causeOf(jsonrpc.IntID(900)); c.ok || c.givenUpBy != b || c.sessions != 0 {
 			t.Errorf("causeOf = %+v, want given up by b", c)
 		}
