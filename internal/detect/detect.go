@@ -25,3 +25,27 @@ type Finding struct {
 type Detector interface {
 	Scan(text string, dst []Finding) []Finding
 }
+
+// Streamer is a Detector that can also scan a text while it arrives: a
+// gateway reading a result of megabytes from a pipe scans each piece as it
+// comes, so that once the last piece is in, little is left to scan.
+type Streamer interface {
+	Detector
+	// Stream starts the scan of one text that arrives in pieces.
+	Stream() Stream
+}
+
+// Stream is one Streamer's scan of one text that arrives in pieces. One
+// goroutine uses it at a time; like Scan, it keeps no text, only offsets.
+type Stream interface {
+	// Advance scans what it can of text, the text so far. Each call's text
+	// begins with the bytes of the previous call's (it may be another
+	// string: the bytes are what count).
+	Advance(text string)
+	// Finish appends to dst exactly what Scan(text, dst) appends, given the
+	// whole text, which begins with the bytes of every text Advance was
+	// given, and ends the stream.
+	Finish(text string, dst []Finding) []Finding
+	// Stop ends a stream that will not be finished.
+	Stop()
+}
