@@ -21,14 +21,14 @@ func TestBigLinesInARowHoldOneAtATime(t *testing.T) {
 		t.Skip("GOGC or GOMEMLIMIT is set: no collection is forced then")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const size = 16 << 20
+	const size = collectEvery
 	r := &repeatReader{line: `"` + strings.Repeat("x", size-2) + "\"\n"}
 	objects := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	runtime.GC() // what tests before this one left
 	metrics.Read(objects)
 	before := objects[0].Value.Uint64()
-	s := NewLineStream(r, io.Discard, nil, 0)
-	for i := range 8 {
+	s := NewLineStream(r, io.Discard, nil, 2*size)
+	for i := range 5 {
 		line, err := s.Read()
 		if err != nil || len(line) != size {
 			t.Fatalf("line %d: Read = %d bytes, %v", i+1, len(line), err)
@@ -41,9 +41,9 @@ func TestBigLinesInARowHoldOneAtATime(t *testing.T) {
 	}
 }
 
-// A collection before a line pays when the heap's garbage could make room
-// for at least half of it and marking the heap costs a sixteenth of the
-// line or less.
+// A collection before a line pays when the line is 32 MiB or more, the
+// heap's garbage could make room for at least half of it and marking the
+// heap costs a sixteenth of the line or less.
 func TestCollectionPays(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
@@ -56,8 +56,10 @@ func TestCollectionPays(t *testing.T) {
 		{50 * mib, 20 * mib, mib, false},      // a first big line: nothing to free for it
 		{50 * mib, 120 * mib, 3 * mib, true},  // marking 3 MiB to read 50
 		{50 * mib, 120 * mib, 4 * mib, false}, // a heap with much to mark
-		{8 * mib, 9 * mib, 512 << 10, true},
-		{8 * mib, 9 * mib, 600 << 10, false},
+		{32 * mib, 33 * mib, 2 * mib, true},
+		{32 * mib, 33 * mib, 2*mib + 1, false},
+		{31 * mib, 33 * mib, mib, false}, // smaller lines: once a second
+		{10 * mib, 11 * mib, 0, false},
 	} {
 		h := heapState{objects: c.objects, scannable: c.scannable}
 		if got := collectionPays(c.size, h); got != c.want {
