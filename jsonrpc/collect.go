@@ -10,8 +10,9 @@ import (
 )
 
 // collectFor collects the garbage before a line of size bytes is read into
-// a buffer of its own when that pays (collectionPays), and otherwise at most
-// once a second in the whole process.
+// a buffer of its own when that pays (collectionPays: from collectEvery
+// bytes, if the heap holds little to mark), and otherwise at most once a
+// second in the whole process.
 //
 // The last big line (answered: garbage) is still in the heap when the next
 // one's buffer is allocated, unless collected first: the collector's pacing
