@@ -26,7 +26,7 @@ import (
 // the peak is the first line's (read before its size is known, see
 // readLong), 111–114 MiB in every round. It costs two cycles a line where
 // pacing made one, and pages the scavenger returns meanwhile (the heap goal
-// falls with the garbage): 2–3 ms of CPU for 50 MiB, 5–10% of the hop's.
+// falls with the garbage): 2–3 ms of CPU for 50 MiB, 5–11% of the hop's.
 //
 // Weighed against it: collecting only when the heap's free pages are fewer
 // than the line's bytes left most rounds at two buffers but not all (free
