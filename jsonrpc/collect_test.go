@@ -18,7 +18,7 @@ import (
 // the reader does frees a line.
 func TestBigLinesInARowHoldOneAtATime(t *testing.T) {
 	if operatorPacesGC() {
-		t.Skip("GOGC or GOMEMLIMIT is set: no collection is forced then")
+		t.Skip("GOGC or GOMEMLIMIT is set: a collection is forced once a second then, not before each line")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const size = collectEvery
