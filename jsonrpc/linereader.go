@@ -3,9 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"io"
-	"runtime"
-	"sync/atomic"
-	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 )
@@ -165,8 +162,8 @@ func (lr *lineReader) readLong() ([]byte, error) {
 		// written): collected first, its memory is reused for this one,
 		// where the collector's pacing would let two or three such
 		// buffers coexist (twice the live heap), and the process's peak
-		// memory with them.
-		forceCollection()
+		// memory with them (see collectFor).
+		collectFor(size)
 	}
 	// A long line's buffer is never pooled nor reused: rawjson's memo
 	// knows a line it scanned by its first byte's identity.
@@ -302,19 +299,4 @@ func (lr *lineReader) skipRest(start []byte, seen int) error {
 			return e
 		}
 	}
-}
-
-// lastForced is when a reader last forced a collection (unix nanoseconds).
-var lastForced atomic.Int64
-
-// forceCollection runs a collection, at most once a second in the whole
-// process: a peer that sends big lines in a row must not make every reader
-// wait on a full collection each time.
-func forceCollection() {
-	now := time.Now().UnixNano()
-	last := lastForced.Load()
-	if now-last < int64(time.Second) || !lastForced.CompareAndSwap(last, now) {
-		return
-	}
-	runtime.GC()
 }
