@@ -6,6 +6,8 @@ const (
 	pemBegin = "-----BEGIN "
 	pemEnd   = "-----END "
 	pemDash  = "-----"
+	// pemLabelMax bounds the search for the dashes that end the label.
+	pemLabelMax = 48
 	// pemMaxBlock bounds the search for the footer: the largest RSA and PGP
 	// private keys in use are well under it.
 	pemMaxBlock = 64 << 10
@@ -25,7 +27,7 @@ func matchPEM(st *scanState, text string, at int) (int, int, bool) {
 		return 0, 0, false
 	}
 	labelStart := at + len(pemBegin)
-	n := strings.Index(text[labelStart:min(len(text), labelStart+48)], pemDash)
+	n := strings.Index(text[labelStart:min(len(text), labelStart+pemLabelMax)], pemDash)
 	if n < 0 {
 		return 0, 0, false
 	}
@@ -158,23 +160,52 @@ const (
 // matchPuTTY finds a PuTTY private key file (.ppk, versions 2 and 3): from
 // its first line to its Private-MAC line, with Private-Lines between.
 func matchPuTTY(_ *scanState, text string, at int) (int, int, bool) {
+	mac := puttyMACValue(text, at)
+	if mac < 0 {
+		return 0, 0, false
+	}
+	end := hexRunEnd(text, mac)
+	if end-mac < 40 {
+		return 0, 0, false
+	}
+	return at, end, true
+}
+
+// puttyMACValue returns where the MAC's hex digits begin in the PuTTY file
+// whose header is at text[at:], or -1 if it is no such file.
+func puttyMACValue(text string, at int) int {
 	rest := text[at+len(puttyHeader):]
 	if len(rest) < 3 || (rest[0] != '2' && rest[0] != '3') || rest[1] != ':' || rest[2] != ' ' {
-		return 0, 0, false
+		return -1
 	}
 	limit := min(len(text), at+puttyMaxFile)
 	i := strings.Index(text[at:limit], puttyMAC)
 	if i < 0 || !strings.Contains(text[at:at+i], "\nPrivate-Lines: ") {
-		return 0, 0, false
+		return -1
 	}
-	end := at + i + len(puttyMAC)
-	for end < len(text) && ('0' <= text[end] && text[end] <= '9' || 'a' <= text[end] && text[end] <= 'f') {
-		end++
+	return at + i + len(puttyMAC)
+}
+
+// hexRunEnd is where the run of lower-case hex digits at text[i:] ends.
+func hexRunEnd(text string, i int) int {
+	for i < len(text) && ('0' <= text[i] && text[i] <= '9' || 'a' <= text[i] && text[i] <= 'f') {
+		i++
 	}
-	if end-(at+i+len(puttyMAC)) < 40 {
-		return 0, 0, false
+	return i
+}
+
+// puttyOpen reports whether the PuTTY file whose header is at text[at:]
+// ends in a MAC whose digits reach the end of text: text's next bytes may
+// lengthen it (the only match with no bound, see Detector.Stream). When
+// openTo is not 0, the digits were found to reach text[:openTo]'s end:
+// only the bytes after it are read, so that a MAC of megabytes that
+// arrives in pieces is read once.
+func puttyOpen(text string, at, openTo int) bool {
+	if openTo > 0 {
+		return hexRunEnd(text, openTo) == len(text)
 	}
-	return at, end, true
+	mac := puttyMACValue(text, at)
+	return mac >= 0 && hexRunEnd(text, mac) == len(text)
 }
 
 // nextPEMFooter returns where the first "-----END " in text[from:limit]
