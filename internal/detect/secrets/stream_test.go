@@ -141,9 +141,13 @@ func TestStreamEveryCut(t *testing.T) {
 		pemBlock(r, "RSA PRIVATE KEY", "\n", true),
 		pemBlock(r, "PRIVATE KEY", `\n`, false)+"-----BEGIN EC PRIVATE KEY-----\n",
 		"Zx9-Qw_3Zx9-Qw_3Zx9-Qw_3Zx9-Qw_3", "é"+strings.Repeat("aZ3-", 80), "sk-_eyJ-https://a1 ")
+	pads := []string{" ", "a", "f0"} // ends a token, lengthens it, lengthens a MAC
+	if raceEnabled {
+		pads = pads[2:]
+	}
 	for _, d := range streamDetectors(t) {
 		for _, sample := range samples {
-			for _, pad := range []string{" ", "a", "f0"} {
+			for _, pad := range pads {
 				text := sample + strings.Repeat(pad, (streamReach+len(sample)+64)/len(pad))
 				var cuts []int
 				for c := 1; c <= len(sample)+1; c++ {
