@@ -40,7 +40,7 @@ type rule struct {
 	// reports whether its outcome at text[at:] may still change when
 	// text grows; openTo, when not 0, is a shorter length of text at which
 	// it was open.
-	open func(text string, at, openTo int) bool
+	open func(st *scanState, text string, at, openTo int) bool
 	// needs, when set, must occur after the scheme's "://" and before the
 	// next space, quote, '/', '?' or '#' for the pattern to match: '@' in
 	// user:password@host (hasUserinfo). Checking it first spares the
@@ -423,7 +423,7 @@ func withRun(r rule, chars string) rule {
 
 // openEnded gives a custom rule whose match has no bound the test of
 // whether text's next bytes may change it (see rule.open).
-func openEnded(r rule, open func(text string, at, openTo int) bool) rule {
+func openEnded(r rule, open func(st *scanState, text string, at, openTo int) bool) rule {
 	r.open = open
 	return r
 }

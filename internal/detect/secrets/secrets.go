@@ -132,12 +132,15 @@ type scanState struct {
 	// The last search for a PEM footer: from where, up to where, and the
 	// footer it found (-1: none). footerLimit 0: no search yet.
 	footerFrom, footerLimit, footerAt int
+	// The last searches for a PuTTY file's MAC line and Private-Lines.
+	puttyMAC, puttyLines searchMemo
 }
 
 func (st *scanState) reset() {
 	clear(st.until)
 	st.cands = st.cands[:0]
 	st.footerFrom, st.footerLimit, st.footerAt = 0, 0, -1
+	st.puttyMAC, st.puttyLines = searchMemo{}, searchMemo{}
 }
 
 // Scan appends the secrets found in text to dst, in order, without overlaps.

@@ -127,7 +127,7 @@ func (s *stream) prefilter(text string, limit int, final bool) {
 				return
 			case h.start < s.st.until[k.rule]:
 				return // as try does, without reading on
-			case open(text, h.start, 0):
+			case open(s.st, text, h.start, 0):
 				s.deferred = append(s.deferred, h)
 				s.openTo = len(text)
 				return
@@ -146,7 +146,7 @@ func (s *stream) tryDeferred(text string, final bool) {
 	n := 0
 	for _, h := range s.deferred {
 		k := &s.d.pre.keywords[h.keyword]
-		if !final && h.start >= s.st.until[k.rule] && s.d.rules[k.rule].open(text, h.start, s.openTo) {
+		if !final && h.start >= s.st.until[k.rule] && s.d.rules[k.rule].open(s.st, text, h.start, s.openTo) {
 			s.openTo = len(text)
 			break
 		}
