@@ -262,3 +262,26 @@ func TestStreamBesideScans(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestStreamReachHoldsTheLongestPEMBlock: a private key block whose label
+// is as long as matchPEM reads and whose footer ends as far as its search
+// goes is found whole by a stream whose prefilter limit has just passed
+// the header: streamReach is not a byte short.
+func TestStreamReachHoldsTheLongestPEMBlock(t *testing.T) {
+	label := strings.Repeat("X", pemLabelMax-len(pemDash)-len(" PRIVATE KEY")) + " PRIVATE KEY"
+	header := pemBegin + label + pemDash
+	var body strings.Builder
+	for body.Len()+65 <= pemMaxBlock-len(pemEnd) {
+		body.WriteString(strings.Repeat("A", 63) + "B\n")
+	}
+	body.WriteString(strings.Repeat("A", pemMaxBlock-len(pemEnd)-body.Len()))
+	block := header + body.String() + pemEnd + label + pemDash
+	text := block + strings.Repeat(" ", streamReach)
+	d := Default()
+	if got := d.Scan(text, nil); len(got) != 1 || got[0].Start != 0 || got[0].End != len(block) {
+		t.Fatalf("Scan found %v, want the block whole (%d bytes)", got, len(block))
+	}
+	for c := len("-----BEGIN"); c < len(header); c++ {
+		checkStream(t, d, text, nil, []int{streamReach + c}, false)
+	}
+}
