@@ -266,7 +266,8 @@ func TestStreamBesideScans(t *testing.T) {
 // TestStreamReachHoldsTheLongestPEMBlock: a private key block whose label
 // is as long as matchPEM reads and whose footer ends as far as its search
 // goes is found whole by a stream whose prefilter limit has just passed
-// the header: streamReach is not a byte short.
+// its keyword: streamReach is not short (by more than the keyword's
+// length, which the limit's place at its end adds).
 func TestStreamReachHoldsTheLongestPEMBlock(t *testing.T) {
 	label := strings.Repeat("X", pemLabelMax-len(pemDash)-len(" PRIVATE KEY")) + " PRIVATE KEY"
 	header := pemBegin + label + pemDash
