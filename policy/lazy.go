@@ -14,3 +14,14 @@ type builtOnFirstScan func() detect.Detector
 func (b builtOnFirstScan) Scan(text string, dst []detect.Finding) []detect.Finding {
 	return b().Scan(text, dst)
 }
+
+// builtOnFirstStream is builtOnFirstScan for a detector that can also scan
+// a text while it arrives: the wrapper is a detect.Streamer, as the
+// detector is (a builtOnFirstScan of it would hide that).
+type builtOnFirstStream func() detect.Streamer
+
+func (b builtOnFirstStream) Scan(text string, dst []detect.Finding) []detect.Finding {
+	return b().Scan(text, dst)
+}
+
+func (b builtOnFirstStream) Stream() detect.Stream { return b().Stream() }

@@ -48,7 +48,7 @@ func newSecrets(spec config.Policy, _ Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	var det detect.Detector = builtOnFirstScan(func() detect.Detector { return secrets.Default() })
+	var det detect.Detector = builtOnFirstStream(func() detect.Streamer { return secrets.Default() })
 	if spec.Kinds != nil || spec.HighEntropy {
 		if det, err = secrets.New(secrets.Options{Kinds: spec.Kinds, HighEntropy: spec.HighEntropy}); err != nil {
 			return nil, fmt.Errorf("%s: %v", spec.Path, err)

@@ -38,6 +38,20 @@
 // Scan stays linear in the text, at some tens of MB/s in the worst case
 // measured (BenchmarkScanKeywordFlood).
 //
+// # A text that arrives in pieces
+//
+// Stream scans a text while it arrives (detect.Streamer), as a gateway
+// reads a big result from a pipe: each Advance, given the text so far,
+// tries the keywords that end at least streamReach bytes before its end
+// (64 KiB and a little more: a PEM block's search for its footer, the
+// farthest any rule reads), in Scan's order and with Scan's state, so
+// each gets Scan's outcome. A PuTTY file whose MAC's digits reach the end
+// of the text so far, and a run of entropy bytes that does, wait for the
+// next bytes. Finish does the rest and resolves the candidates as Scan
+// does: its findings are Scan's, wherever the text was cut, for about
+// the CPU of one Scan in all, and once the last piece is in, about
+// streamReach bytes are left to scan.
+//
 // # What it does not find, on purpose
 //
 //   - Secrets with no documented shape and no telling name: a random

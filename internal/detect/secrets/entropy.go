@@ -18,19 +18,42 @@ const (
 // It skips what is random by nature but no secret: hex-only runs (hashes,
 // git SHAs, UUIDs), subresource integrity values (sha512-…) and data URIs.
 func appendHighEntropy(text string, cands []candidate) []candidate {
-	for i := 0; i < len(text); {
-		if !isEntropyByte(text[i]) {
-			i++
-			continue
+	runs := entropyRuns{start: -1}
+	return runs.appendRandom(text, true, cands)
+}
+
+// entropyRuns is appendHighEntropy's place in a text that grows: runs
+// before at are judged; start, when not -1, is where a run that reaches at
+// began.
+type entropyRuns struct{ at, start int }
+
+// appendRandom judges the runs of text from the place on, and appends
+// those that look random. Unless final (text is whole), a run that reaches
+// the text's end is left open: the next bytes may lengthen it.
+func (e *entropyRuns) appendRandom(text string, final bool, cands []candidate) []candidate {
+	i, start := e.at, e.start
+	for {
+		if start < 0 {
+			for i < len(text) && !isEntropyByte(text[i]) {
+				i++
+			}
+			if i == len(text) {
+				break
+			}
+			start = i
 		}
-		start := i
 		for i < len(text) && isEntropyByte(text[i]) {
 			i++
+		}
+		if i == len(text) && !final {
+			break
 		}
 		if looksRandom(text, start, i) {
 			cands = append(cands, candidate{start: start, end: i, rule: -1})
 		}
+		start = -1
 	}
+	e.at, e.start = i, start
 	return cands
 }
 

@@ -2,13 +2,17 @@ package secrets
 
 import (
 	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
 // FuzzScan: whatever the text, Scan does not panic and keeps the contract:
-// findings in bounds, ordered, not overlapping; and where a URL rule's
+// findings in bounds, ordered, not overlapping; where a URL rule's
 // keyword occurs and hasUserinfo refuses it, its pattern does not match
-// there (the check spares the regexp, never a finding).
+// there (the check spares the regexp, never a finding); and a stream over
+// it, cut at every byte, finds what Scan finds (checkStreamEveryByte).
 func FuzzScan(f *testing.F) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, g := range generators {
@@ -28,8 +32,35 @@ func FuzzScan(f *testing.F) {
 		checkFindings(t, text, Default().Scan(text, nil))
 		checkFindings(t, text, d.Scan(text, nil))
 		checkUserinfo(t, Default(), text)
+		checkStreamEveryByte(t, Default(), text, true)
+		checkStreamEveryByte(t, d, text, false)
 	})
 }
+
+// checkStreamEveryByte: text streamed with a cut at every byte (every
+// 64th of a long text) finishes with Scan's findings. With streamReach
+// spaces after it, the cuts are also where the prefilter's limit falls in
+// text; without (the high-entropy detector, whose pass over every byte
+// of the spaces would slow the fuzzer tenfold), only its runs of entropy
+// bytes are cut.
+func checkStreamEveryByte(t *testing.T, d *Detector, text string, pad bool) {
+	t.Helper()
+	var cuts []int
+	for c := 1; c <= len(text)+1; c += max(1, len(text)/64) {
+		cuts = append(cuts, c)
+		if pad {
+			cuts = append(cuts, streamReach+c)
+		}
+	}
+	slices.Sort(cuts)
+	if pad {
+		text += streamPad()
+	}
+	checkStream(t, d, text, nil, cuts, false)
+}
+
+// streamPad is streamReach spaces and one more, made once.
+var streamPad = sync.OnceValue(func() string { return strings.Repeat(" ", streamReach+1) })
 
 // checkUserinfo: at every keyword of a rule with needs, a pattern that
 // matches there passes hasUserinfo.

@@ -6,6 +6,8 @@ const (
 	pemBegin = "-----BEGIN "
 	pemEnd   = "-----END "
 	pemDash  = "-----"
+	// pemLabelMax bounds the search for the dashes that end the label.
+	pemLabelMax = 48
 	// pemMaxBlock bounds the search for the footer: the largest RSA and PGP
 	// private keys in use are well under it.
 	pemMaxBlock = 64 << 10
@@ -25,7 +27,7 @@ func matchPEM(st *scanState, text string, at int) (int, int, bool) {
 		return 0, 0, false
 	}
 	labelStart := at + len(pemBegin)
-	n := strings.Index(text[labelStart:min(len(text), labelStart+48)], pemDash)
+	n := strings.Index(text[labelStart:min(len(text), labelStart+pemLabelMax)], pemDash)
 	if n < 0 {
 		return 0, 0, false
 	}
@@ -151,35 +153,68 @@ func base64Prefix(line string) int {
 const (
 	puttyHeader = "PuTTY-User-Key-File-"
 	puttyMAC    = "Private-MAC: "
+	puttyLines  = "\nPrivate-Lines: "
 	// puttyMaxFile bounds the search for the MAC line that ends the file.
 	puttyMaxFile = 16 << 10
 )
 
 // matchPuTTY finds a PuTTY private key file (.ppk, versions 2 and 3): from
 // its first line to its Private-MAC line, with Private-Lines between.
-func matchPuTTY(_ *scanState, text string, at int) (int, int, bool) {
-	rest := text[at+len(puttyHeader):]
-	if len(rest) < 3 || (rest[0] != '2' && rest[0] != '3') || rest[1] != ':' || rest[2] != ' ' {
+func matchPuTTY(st *scanState, text string, at int) (int, int, bool) {
+	mac := puttyMACValue(st, text, at)
+	if mac < 0 {
 		return 0, 0, false
 	}
-	limit := min(len(text), at+puttyMaxFile)
-	i := strings.Index(text[at:limit], puttyMAC)
-	if i < 0 || !strings.Contains(text[at:at+i], "\nPrivate-Lines: ") {
-		return 0, 0, false
-	}
-	end := at + i + len(puttyMAC)
-	for end < len(text) && ('0' <= text[end] && text[end] <= '9' || 'a' <= text[end] && text[end] <= 'f') {
-		end++
-	}
-	if end-(at+i+len(puttyMAC)) < 40 {
+	end := hexRunEnd(text, mac)
+	if end-mac < 40 {
 		return 0, 0, false
 	}
 	return at, end, true
 }
 
+// puttyMACValue returns where the MAC's hex digits begin in the PuTTY file
+// whose header is at text[at:], or -1 if it is no such file. Its searches
+// are remembered (searchMemo): a flood of headers reads each byte once.
+func puttyMACValue(st *scanState, text string, at int) int {
+	rest := text[at+len(puttyHeader):]
+	if len(rest) < 3 || (rest[0] != '2' && rest[0] != '3') || rest[1] != ':' || rest[2] != ' ' {
+		return -1
+	}
+	limit := min(len(text), at+puttyMaxFile)
+	mac := st.puttyMAC.index(text, puttyMAC, at, limit)
+	if mac < 0 || st.puttyLines.index(text, puttyLines, at, mac) < 0 {
+		return -1
+	}
+	return mac + len(puttyMAC)
+}
+
+// hexRunEnd is where the run of lower-case hex digits at text[i:] ends.
+func hexRunEnd(text string, i int) int {
+	for i < len(text) && ('0' <= text[i] && text[i] <= '9' || 'a' <= text[i] && text[i] <= 'f') {
+		i++
+	}
+	return i
+}
+
+// puttyOpen reports whether the PuTTY file whose header is at text[at:]
+// ends in a MAC whose digits reach the end of text: text's next bytes may
+// lengthen it (the only match with no bound, see Detector.Stream). When
+// openTo is not 0, the digits were found to reach text[:openTo]'s end:
+// only the bytes after it are read, so that a MAC of megabytes that
+// arrives in pieces is read once.
+func puttyOpen(st *scanState, text string, at, openTo int) bool {
+	if openTo > 0 {
+		return hexRunEnd(text, openTo) == len(text)
+	}
+	mac := puttyMACValue(st, text, at)
+	return mac >= 0 && hexRunEnd(text, mac) == len(text)
+}
+
 // nextPEMFooter returns where the first "-----END " in text[from:limit]
 // starts, or -1. It remembers the last search, so that a text of many
-// headers and no footer is searched once, not once per header.
+// headers and no footer is searched once, not once per header: one that
+// found none reads on from where it stopped (a MiB of headers, each
+// searching the 64 KiB after it, cost three seconds).
 func (st *scanState) nextPEMFooter(text string, from, limit int) int {
 	if st.footerFrom <= from && (st.footerAt >= from || st.footerAt < 0 && st.footerLimit >= limit) {
 		if st.footerAt >= limit {
@@ -187,9 +222,14 @@ func (st *scanState) nextPEMFooter(text string, from, limit int) int {
 		}
 		return st.footerAt
 	}
+	start := from
+	if st.footerLimit > 0 && st.footerAt < 0 && st.footerFrom <= from && from <= st.footerLimit {
+		// None lies whole in text[st.footerFrom:st.footerLimit].
+		start = max(from, st.footerLimit-len(pemEnd)+1)
+	}
 	st.footerFrom, st.footerLimit, st.footerAt = from, limit, -1
-	if i := strings.Index(text[from:limit], pemEnd); i >= 0 {
-		st.footerAt = from + i
+	if i := strings.Index(text[start:limit], pemEnd); i >= 0 {
+		st.footerAt = start + i
 	}
 	return st.footerAt
 }

@@ -36,6 +36,11 @@ type rule struct {
 	// match replaces the pattern for formats a regexp handles badly (PEM
 	// blocks of several kilobytes, JWTs whose header must decode).
 	match func(st *scanState, text string, at int) (start, end int, ok bool)
+	// open, for a match that may read past streamReach (openEnded),
+	// reports whether its outcome at text[at:] may still change when
+	// text grows; openTo, when not 0, is a shorter length of text at which
+	// it was open.
+	open func(st *scanState, text string, at, openTo int) bool
 	// needs, when set, must occur after the scheme's "://" and before the
 	// next space, quote, '/', '?' or '#' for the pattern to match: '@' in
 	// user:password@host (hasUserinfo). Checking it first spares the
@@ -413,6 +418,13 @@ func withRun(r rule, chars string) rule {
 	for i := 0; i < len(chars); i++ {
 		r.run[chars[i]] = true
 	}
+	return r
+}
+
+// openEnded gives a custom rule whose match has no bound the test of
+// whether text's next bytes may change it (see rule.open).
+func openEnded(r rule, open func(st *scanState, text string, at, openTo int) bool) rule {
+	r.open = open
 	return r
 }
 

@@ -11,7 +11,7 @@ const uuid = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-
 var rules = []rule{
 	// Private keys and signed tokens.
 	custom("private_key", "pem", "-----BEGIN", matchPEM),
-	custom("private_key", "putty", "PuTTY-User-Key-File-", matchPuTTY),
+	openEnded(custom("private_key", "putty", "PuTTY-User-Key-File-", matchPuTTY), puttyOpen),
 	tok("age_secret_key", "age", "AGE-SECRET-KEY-1", `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
 	withRun(custom("jwt", "jwt", "eyJ", matchJWT), base64URLChars),
 

@@ -53,9 +53,12 @@ type Detector struct {
 	pre         *prefilter
 	highEntropy bool
 	scratch     sync.Pool // *scanState
+	// longestKeyword is the length of the longest keyword: a stream
+	// resumes the prefilter that far before where it stopped.
+	longestKeyword int
 }
 
-var _ detect.Detector = (*Detector)(nil)
+var _ detect.Streamer = (*Detector)(nil)
 
 // New builds a detector; each pattern is read and compiled once, the
 // first time a keyword of its rule is found.
@@ -93,6 +96,7 @@ func newDetector(rs []rule, highEntropy bool) (*Detector, error) {
 		}
 		for _, k := range r.keywords {
 			keywords = append(keywords, keyword{text: k, caseSensitive: r.caseSensitive, rule: int32(i)})
+			d.longestKeyword = max(d.longestKeyword, len(k))
 		}
 	}
 	d.pre = newPrefilter(keywords)
@@ -128,47 +132,29 @@ type scanState struct {
 	// The last search for a PEM footer: from where, up to where, and the
 	// footer it found (-1: none). footerLimit 0: no search yet.
 	footerFrom, footerLimit, footerAt int
+	// The last searches for a PuTTY file's MAC line and Private-Lines.
+	puttyMAC, puttyLines searchMemo
 }
 
 func (st *scanState) reset() {
 	clear(st.until)
 	st.cands = st.cands[:0]
 	st.footerFrom, st.footerLimit, st.footerAt = 0, 0, -1
+	st.puttyMAC, st.puttyLines = searchMemo{}, searchMemo{}
 }
 
 // Scan appends the secrets found in text to dst, in order, without overlaps.
 func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	var st *scanState
 	d.pre.scan(text, func(h hit) {
-		k := &d.pre.keywords[h.keyword]
-		r := &d.rules[k.rule]
-		if r.leftBound && r.back == 0 && h.start > 0 && isAlnum(text[h.start-1]) {
-			return
-		}
-		if r.back > 0 && (h.start == 0 || !r.shape.get().run[text[h.start-1]]) {
-			// Every match of such a rule has bytes of its own before its
-			// keyword (shapeOf checks the pattern does not start with it),
-			// so the keyword occurrence it contains is preceded by a token
-			// byte: "en-us" is no Mailchimp key, and no regexp runs.
+		if !d.wakes(text, h) {
 			return
 		}
 		if st == nil {
 			st = d.scratch.Get().(*scanState)
 			st.reset()
 		}
-		if h.start < st.until[k.rule] {
-			return
-		}
-		shape := r.shape.get()
-		start, end, ok := r.find(st, shape, text, h.start, len(k.text))
-		if !ok {
-			if shape.run != nil {
-				st.until[k.rule] = runEnd(shape.run, text, h.start, h.start+shape.maxLen)
-			}
-			return
-		}
-		st.until[k.rule] = end
-		st.cands = append(st.cands, candidate{start: start, end: end, rule: int(k.rule)})
+		d.try(st, text, h)
 	})
 	if d.highEntropy {
 		if st == nil {
@@ -183,6 +169,41 @@ func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
 	dst = d.resolve(st.cands, dst)
 	d.scratch.Put(st)
 	return dst
+}
+
+// wakes reports whether keyword hit h in text may begin a match of its
+// rule, by the bytes before it alone: no scan state, no regexp.
+func (d *Detector) wakes(text string, h hit) bool {
+	r := &d.rules[d.pre.keywords[h.keyword].rule]
+	if r.leftBound && r.back == 0 && h.start > 0 && isAlnum(text[h.start-1]) {
+		return false
+	}
+	// Every match of a rule with bytes before its keyword has bytes of its
+	// own there (shapeOf checks the pattern does not start with it), so
+	// the keyword occurrence it contains is preceded by a token byte:
+	// "en-us" is no Mailchimp key, and no regexp runs.
+	return r.back == 0 || h.start > 0 && r.shape.get().run[text[h.start-1]]
+}
+
+// try runs the rule of keyword hit h at it, in text, unless an earlier
+// attempt of the rule covered it; a match goes into st.cands. Hits must
+// come in the order the prefilter reports them (st.until).
+func (d *Detector) try(st *scanState, text string, h hit) {
+	k := &d.pre.keywords[h.keyword]
+	r := &d.rules[k.rule]
+	if h.start < st.until[k.rule] {
+		return
+	}
+	shape := r.shape.get()
+	start, end, ok := r.find(st, shape, text, h.start, len(k.text))
+	if !ok {
+		if shape.run != nil {
+			st.until[k.rule] = runEnd(shape.run, text, h.start, h.start+shape.maxLen)
+		}
+		return
+	}
+	st.until[k.rule] = end
+	st.cands = append(st.cands, candidate{start: start, end: end, rule: int(k.rule)})
 }
 
 // resolve turns candidates into ordered, non-overlapping findings.
