@@ -196,11 +196,8 @@ func (ps *Prescan) scanLast() {
 // msg must be a JSON object or array in the finished line's memory (a
 // member's value: the result of a response).
 func (ps *Prescan) sharedFor(msg []byte) *sharedStrings {
-	if ps == nil || !ps.finished || ps.failed || len(msg) == 0 || msg[0] != '{' && msg[0] != '[' {
-		return nil
-	}
-	base := int(uintptr(unsafe.Pointer(unsafe.SliceData(msg))) - uintptr(unsafe.Pointer(unsafe.SliceData(ps.line))))
-	if base < 0 || base > len(ps.line)-len(msg) {
+	base, ok := ps.at(msg)
+	if !ok || msg[0] != '{' && msg[0] != '[' {
 		return nil
 	}
 	end := base + len(msg)
@@ -231,4 +228,20 @@ func (ss *sharedStrings) foundBy(p *textScan) ([]prescanHit, []detect.Finding, b
 		return sc.hits[from:to], sc.finds, true
 	}
 	return nil, nil, false
+}
+
+// Covers reports whether the prescan is finished and msg is in the memory
+// of the line it read: a caller with several prescans finds msg's so.
+func (ps *Prescan) Covers(msg []byte) bool {
+	_, ok := ps.at(msg)
+	return ok
+}
+
+// at returns where msg is in the finished line, if it is in its memory.
+func (ps *Prescan) at(msg []byte) (int, bool) {
+	if ps == nil || !ps.finished || ps.failed || len(msg) == 0 {
+		return 0, false
+	}
+	base := int(uintptr(unsafe.Pointer(unsafe.SliceData(msg))) - uintptr(unsafe.Pointer(unsafe.SliceData(ps.line))))
+	return base, base >= 0 && base <= len(ps.line)-len(msg)
 }

@@ -213,6 +213,7 @@ func (u *upstream) connect() (*wire, error) {
 		if err != nil {
 			return nil, err
 		}
+		u.watchResults(p.Stream)
 		l = p
 	} else {
 		hl := newHTTPLink(u.cfg, u.g.live().cfg.MaxMessage, u.g.version, u.log)

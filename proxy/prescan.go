@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/policy"
+)
+
+// A big result from a stdio server is read in pieces while the server
+// writes it; the text scans of the server's policies decode and scan its
+// strings as the pieces come (policy.Prescan), so that once the line is in,
+// the answer waits only for what is left. The reader hands the finished
+// prescan to the call's Run through the server's slot: one at a time, the
+// last line's, taken by the Run on that line's result (runChain) and
+// replaced by the next long line's; one whose message is never decided on
+// (a notification, a call given up, a policy reload) is let go then.
+
+// prescanSlot holds a server's last finished prescan.
+type prescanSlot struct {
+	last atomic.Pointer[policy.Prescan]
+}
+
+// take returns the prescan of the line msg is in, if the slot holds it,
+// and empties the slot.
+func (s *prescanSlot) take(msg json.RawMessage) *policy.Prescan {
+	ps := s.last.Load()
+	if ps == nil || !ps.Covers(msg) || !s.last.CompareAndSwap(ps, nil) {
+		return nil
+	}
+	return ps
+}
+
+// watchResults has the long lines of a stdio server's stream prescanned
+// for the Result stage of its policies, when they have text scans there.
+func (u *upstream) watchResults(stream jsonrpc.Stream) {
+	ws, ok := stream.(jsonrpc.LineWatchStream)
+	if !ok {
+		return
+	}
+	ws.WatchLongLines(func(first []byte) jsonrpc.LineWatcher {
+		sp := u.base.policies.Load() // as they are now: a reload meanwhile makes the prescan unused
+		if sp == nil || !mayBeResult(first) {
+			return nil
+		}
+		ps := sp.chain.Prescan(policy.Result)
+		if ps == nil {
+			return nil
+		}
+		return &prescanWatch{ps: ps, slot: &u.prescan}
+	})
+}
+
+// prescanWatch feeds a long line to its prescan, and puts the finished
+// prescan in the slot.
+type prescanWatch struct {
+	ps   *policy.Prescan
+	slot *prescanSlot
+}
+
+func (w *prescanWatch) Piece(line []byte) { w.ps.Advance(line) }
+
+func (w *prescanWatch) Done(line []byte) {
+	if line == nil || !w.ps.Finish(line) {
+		w.ps.Stop()
+		return
+	}
+	w.slot.last.Store(w.ps)
+}
+
+// mayBeResult reports whether a line that starts with first may be a
+// result the Result stage decides on: not a list (its items are decided
+// on one by one, at the List stage) nor a message with a method (a
+// server's request or notification). A member named so, with an array
+// after it, can only be the JSON's own: a string's quotes are escaped.
+// It only spares the work of a prescan nobody would use: a result it
+// takes for a list is decided on as if it had none.
+func mayBeResult(first []byte) bool {
+	for _, name := range listMembers {
+		if hasMember(first, name, '[') {
+			return false
+		}
+	}
+	return !hasMember(first, `"method"`, '"')
+}
+
+var listMembers = []string{`"tools"`, `"prompts"`, `"resources"`, `"resourceTemplates"`}
+
+// hasMember reports whether b has a member name, its value starting with
+// the byte value.
+func hasMember(b []byte, name string, value byte) bool {
+	for i := 0; ; {
+		k := bytes.Index(b[i:], []byte(name))
+		if k < 0 {
+			return false
+		}
+		i += k + len(name)
+		j := skipSpace(b, i)
+		if j < len(b) && b[j] == ':' {
+			if j = skipSpace(b, j+1); j < len(b) && b[j] == value {
+				return true
+			}
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
