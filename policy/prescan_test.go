@@ -113,17 +113,26 @@ func TestPrescanDecidesAsRun(t *testing.T) {
 	messages := []string{
 		toolResult("small " + awsKey),
 		toolResult(mid + awsKey + mid),
-		toolResult(big + " key " + awsKey + " " + injected + big),
-		toolResult(strings.ReplaceAll(big+awsKey+injected, "; ", ";\n\"é\"\t")),
+		toolResult(strings.ReplaceAll(mid+awsKey+injected, "—", ";\n\"é\"\t")),
 		`{"content":[{"type":"text","text":"` + strings.Repeat(`\u00e9\ud83d\ude00\n`, 3000) + awsKey + `"}],"st\u0072ucturedContent":{"k\"ey":"` + awsKey + `","n":[1,true,null,"` + mid + `"]}}`,
 		toolResult(mid),
+		// big: the later policies decide early, on the prescan's strings
+		// too (slow under the race detector: one chain, one cut)
+		toolResult(big + " key " + awsKey + " " + injected + big),
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(13, 14))
 	for name, chain := range chains {
 		for i, result := range messages {
+			cuts := 3
+			if len(result) >= concurrentMin {
+				if name != "default" {
+					continue
+				}
+				cuts = 1
+			}
 			line := []byte(`{"jsonrpc":"2.0","id":"s\"1","result":` + result + "}")
-			for cut := range 4 {
+			for cut := range cuts {
 				ps, buf := prescanLine(chain, line, rng)
 				from := strings.Index(string(buf), `"result":`) + len(`"result":`)
 				in := toolCall(Result, "")
