@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -71,38 +72,66 @@ func (w *prescanWatch) Done(line []byte) {
 }
 
 // mayBeResult reports whether a line that starts with first may be a
-// result the Result stage decides on: not a list (its items are decided
-// on one by one, at the List stage) nor a message with a method (a
-// server's request or notification). A member named so, with an array
-// after it, can only be the JSON's own: a string's quotes are escaped.
-// It only spares the work of a prescan nobody would use: a result it
-// takes for a list is decided on as if it had none.
+// result the Result stage decides on: not a message with a method (a
+// server's request or notification), nor a result that lists (its items
+// are decided on one by one, at the List stage). It reads the members of
+// the message and of its result as far as first goes, skipping strings;
+// it only spares the work of a prescan nobody would use: a result taken
+// for a list is decided on as if it had none.
 func mayBeResult(first []byte) bool {
-	for _, name := range listMembers {
-		if hasMember(first, name, '[') {
-			return false
-		}
-	}
-	return !hasMember(first, `"method"`, '"')
-}
-
-var listMembers = []string{`"tools"`, `"prompts"`, `"resources"`, `"resourceTemplates"`}
-
-// hasMember reports whether b has a member name, its value starting with
-// the byte value.
-func hasMember(b []byte, name string, value byte) bool {
-	for i := 0; ; {
-		k := bytes.Index(b[i:], []byte(name))
-		if k < 0 {
-			return false
-		}
-		i += k + len(name)
-		j := skipSpace(b, i)
-		if j < len(b) && b[j] == ':' {
-			if j = skipSpace(b, j+1); j < len(b) && b[j] == value {
+	depth := 0
+	var top string // the message's member being read
+	for i := 0; i < len(first); i++ {
+		switch first[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end := stringEnd(first, i+1)
+			if end < 0 {
 				return true
 			}
+			name := string(first[i+1 : end])
+			i = end
+			j := skipSpace(first, end+1)
+			if depth > 2 || j == len(first) || first[j] != ':' {
+				continue // a value, or deeper than the result's members
+			}
+			v := skipSpace(first, j+1)
+			switch {
+			case depth == 1:
+				top = name
+				if name == "method" {
+					return false
+				}
+			case top == "result" && v < len(first) && first[v] == '[' && slices.Contains(listMembers, name):
+				return false
+			}
 		}
+	}
+	return true
+}
+
+var listMembers = []string{"tools", "prompts", "resources", "resourceTemplates"}
+
+// stringEnd returns the index of the quote that ends the string whose
+// body starts at b[i], or -1 if b ends first.
+func stringEnd(b []byte, i int) int {
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		i += q
+		backslashes := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+		i++
 	}
 }
 

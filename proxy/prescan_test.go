@@ -16,10 +16,12 @@ func TestPrescanOnlyWhatMayBeAResult(t *testing.T) {
 	for first, want := range map[string]bool{
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x`:                     true,
 		`{"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "\"tools\": [`: true,
-		`{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"tools":3,"method":1`:               true,
+		`{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"tools":[1],"method":"GET"`:         true,
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"prompts":[`:           true,
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\\"},{"tools":[`:      true,
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{`:                    false,
 		`{"jsonrpc": "2.0", "id": 1, "result": {"nextCursor": "2", "tools" : [`:                     false,
-		`{"result":{"resourceTemplates":[`:                                                          false,
+		`{"result":{"_meta":{"k":"v"},"resourceTemplates":[`:                                        false,
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`:                      false,
 		`{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{`:                      false,
 	} {
