@@ -43,11 +43,11 @@ func (u *upstream) watchResults(stream jsonrpc.Stream) {
 	}
 	ws.WatchLongLines(func(first []byte) jsonrpc.LineWatcher {
 		sp := u.base.policies.Load() // as they are now: a reload meanwhile makes the prescan unused
-		if sp == nil || !mayBeResult(first) {
+		if sp == nil {
 			return nil
 		}
 		ps := sp.chain.Prescan(policy.Result)
-		if ps == nil {
+		if ps == nil || !mayBeResult(first) {
 			return nil
 		}
 		return &prescanWatch{ps: ps, slot: &u.prescan}

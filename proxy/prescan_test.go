@@ -10,8 +10,8 @@ import (
 
 // Only a line that may be a result decided on at the Result stage is
 // prescanned: not a list (its items are decided on one by one), nor a
-// server's request or notification. A member's name in a string (its
-// quotes escaped) is no member.
+// server's request or notification. A name in a string, or deeper than
+// the result's members, is neither.
 func TestPrescanOnlyWhatMayBeAResult(t *testing.T) {
 	for first, want := range map[string]bool{
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x`:                     true,
