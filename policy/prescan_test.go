@@ -56,8 +56,9 @@ func (s *checkedStream) Finish(text string, dst []detect.Finding) []detect.Findi
 
 func (s *checkedStream) Stop() { s.done = true }
 
-// streamingSet is the default detector set, and a chain that blocks, each
-// with the secrets detector made a Streamer.
+// streamingChains are the default detector set and chains that block or
+// start with pii, each with the secrets detector made a Streamer (its
+// detectors returned), and the default set as built.
 func streamingChains(t *testing.T) (map[string]Chain, []streamingDetector) {
 	var dets []streamingDetector
 	stream := func(p Policy) Policy {
@@ -71,6 +72,9 @@ func streamingChains(t *testing.T) (map[string]Chain, []streamingDetector) {
 	def[0] = stream(def[0])
 	return map[string]Chain{
 		"default": def,
+		// as built: the prescan decodes only, or streams with the
+		// detectors' own Stream where they have one
+		"default as built": defaultDetectorSet(t),
 		"block then audit": {
 			stream(detectorPolicy(t, newSecrets, "secrets", "block")),
 			detectorPolicy(t, newInjection, "injection", "audit"),
