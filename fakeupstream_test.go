@@ -76,6 +76,7 @@ type fakeBehaviour struct {
 	StartedFile      string          `json:"started_file"`       // create this file as soon as the call arrives
 	StopReading      bool            `json:"stop_reading"`       // stop reading stdin for good (a server busy in one long call), then go on
 	TextBytes        int             `json:"text_bytes"`         // answer with a text of this many bytes: text, if given, then "x" up to it
+	TextAfter        string          `json:"text_after"`         // with text_bytes: then this text, after the "x"s
 	RawAnswer        string          `json:"raw_answer"`         // answer with this line as written, {{id}} replaced by the request's id (a broken answer); over -http, as the one event of the call's stream
 	AskCount         int             `json:"ask_count"`          // with ask: send it this many times at once; answer with how many were refused
 	AskRefusals      int             `json:"ask_refusals"`       // with ask_count: answer once this many were refused (or after 10s)
@@ -663,7 +664,7 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 	}
 	text := do.Text
 	if do.TextBytes > len(text) {
-		text += strings.Repeat("x", do.TextBytes-len(text))
+		text += strings.Repeat("x", do.TextBytes-len(text)) + do.TextAfter
 	}
 	if text == "" {
 		args := "{}"

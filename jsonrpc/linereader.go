@@ -34,6 +34,9 @@ type lineReader struct {
 	// beforeRead, if not nil, is called before each read of r (see
 	// ReadAheadStream).
 	beforeRead func()
+	// watch, if not nil, starts the watcher of each long line (see
+	// LineWatchStream).
+	watch func(first []byte) LineWatcher
 }
 
 // Small lines share slabs: a tools/call and its answer are a few hundred
@@ -177,13 +180,21 @@ func (lr *lineReader) readLong() ([]byte, error) {
 	// the start: they are scanned once joined.
 	lr.scan.Reset()
 	lr.scan.Feed(line)
+	var watcher LineWatcher
+	if lr.watch != nil {
+		if watcher = lr.watch(line); watcher != nil {
+			watcher.Piece(line)
+		}
+	}
 	var spilled [][]byte // the line so far is spilled[0], spilled[1], …, line
 	size = 0             // the bytes in spilled
 	for {
 		if size+len(line) > lr.limit {
+			watcher = abandon(watcher)
 			return nil, lr.skipRest(firstOf(spilled, line), size+len(line))
 		}
 		if len(line) == cap(line) {
+			watcher = abandon(watcher)
 			spilled = append(spilled, line)
 			size += len(line)
 			// Half what the line has so far, up to a block: a line
@@ -192,6 +203,7 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			line = make([]byte, 0, min(spillBlock, max(chunk, size/2), lr.limit+1-size))
 		}
 		if lr.err != nil {
+			watcher = abandon(watcher)
 			return lr.join(spilled, size, line), lr.err
 		}
 		// A chunk at a time, and once the line is big, as much as its
@@ -217,6 +229,7 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			lr.end = copy(lr.buf, room[i+1:n])
 			line = line[:len(line)+i]
 			if size+len(line) > lr.limit {
+				watcher = abandon(watcher)
 				return nil, lr.tooLarge(firstOf(spilled, line), size+len(line))
 			}
 			line = lr.join(spilled, size, line)
@@ -224,14 +237,21 @@ func (lr *lineReader) readLong() ([]byte, error) {
 			if cap(line)-len(line) > max(len(line), 1<<20) {
 				// Far smaller than the last long line: a message kept for
 				// long (a cached list) must not pin that one's size.
+				watcher = abandon(watcher)
 				line = bytes.Clone(line)
 			}
 			lr.scan.Finish(line)
+			if watcher != nil {
+				watcher.Done(line)
+			}
 			return line, nil
 		}
 		line = line[:len(line)+n]
 		if spilled == nil {
 			lr.scan.Feed(line)
+		}
+		if watcher != nil && n > 0 {
+			watcher.Piece(line)
 		}
 		if !lr.grown && size+len(line) >= growPipeAt {
 			lr.grown = true
@@ -299,4 +319,13 @@ func (lr *lineReader) skipRest(start []byte, seen int) error {
 			return e
 		}
 	}
+}
+
+// abandon tells w, if any, that its line will not be returned in the
+// memory it saw, and returns nil: no watcher.
+func abandon(w LineWatcher) LineWatcher {
+	if w != nil {
+		w.Done(nil)
+	}
+	return nil
 }

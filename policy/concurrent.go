@@ -37,15 +37,16 @@ func decidesAlone(p Policy) bool {
 // decideEarly starts, for a big message, the decisions of the policies
 // after the first that acts on stage and may decide early. It returns
 // them by index in c (nil where none was started), the message's strings
-// that they and the first share (nil if none was started), and a wait that
-// returns once all of them are done: Run calls it before it returns,
-// whatever happens, so that no decision outlives it.
-func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, *sharedStrings, func()) {
+// that they and the first share (nil if none was started, or pre: those a
+// prescan found), and a wait that returns once all of them are done: Run
+// calls it before it returns, whatever happens, so that no decision
+// outlives it.
+func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings) ([]*early, *sharedStrings, func()) {
 	if len(in.Message) < concurrentMin {
-		return nil, nil, func() {}
+		return nil, pre, func() {}
 	}
 	var started []*early
-	var shared *sharedStrings
+	shared := pre
 	var wg sync.WaitGroup
 	first := true
 	for i, p := range c {
@@ -61,7 +62,9 @@ func (c Chain) decideEarly(ctx context.Context, in *Input) ([]*early, *sharedStr
 		}
 		if started == nil {
 			started = make([]*early, len(c))
-			shared = &sharedStrings{msg: in.Message}
+			if shared == nil {
+				shared = &sharedStrings{msg: in.Message}
+			}
 		}
 		e := &early{done: make(chan struct{})}
 		started[i] = e

@@ -116,6 +116,12 @@ type Input struct {
 	// and a definition given in the same bytes as last time (Message is
 	// never changed once given) is known without reading them.
 	Index int
+	// Prescan, if not nil, is the chain's prescan (Chain.Prescan) of the
+	// line Message is in, finished: Message must then be a value of that
+	// line (a response's result), in its memory. Run uses what it decoded
+	// and found instead of doing it again, for exactly those bytes and the
+	// policies it ran for; anything else is decided as without it.
+	Prescan *Prescan
 	// shared: the strings of a big Message, decoded once for the text
 	// scans that decide on it side by side (sharedstrings.go).
 	shared *sharedStrings
@@ -192,7 +198,7 @@ func (c Chain) run(ctx context.Context, in *Input, leave bool) (_ json.RawMessag
 	msg := in.Message
 	var records []Record
 	var step Input // what each policy is given: in, with the message as the policies before left it
-	ahead, shared, wait := c.decideEarly(ctx, in)
+	ahead, shared, wait := c.decideEarly(ctx, in, in.Prescan.sharedFor(in.Message))
 	from := len(c) // the policies from here on are left deciding, when nothing before modified the message
 	if leave {
 		from = leftFrom(c, ahead, in.Stage)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+
+	"github.com/mcpgate/mcpgate/internal/detect"
 )
 
 // A big result is scanned by the secrets and the injection policies side by
@@ -21,6 +23,11 @@ type sharedStrings struct {
 	strings []jsonString
 	err     error
 	tooMany bool // more strings than maxSharedStrings allows: each scan reads them itself
+	// A message's strings found by a prescan (prescan.go) keep the offsets
+	// of its line, where msg starts at base; strings[0] is the prescan's
+	// strings[first].
+	base, first int
+	pre         *Prescan
 }
 
 // maxSharedStrings bounds the strings recorded for a message of n bytes,
@@ -97,22 +104,49 @@ func (ss *sharedStrings) appendStrings(visit func(s string, name bool) bool, wri
 	if ss.err != nil {
 		return nil, ss.err
 	}
-	msg := ss.msg
 	var out []byte
 	copied := 0
 	for _, js := range ss.strings {
 		if !visit(js.s, false) {
 			continue
 		}
-		if out == nil {
-			out = make([]byte, 0, len(msg)+len(msg)/64+256)
-		}
-		out = append(out, msg[copied:js.open]...)
-		out = write(out)
-		copied = js.end + 1
+		out, copied = ss.replace(out, copied, js, write)
 	}
+	return ss.rest(out, copied), nil
+}
+
+// replace appends to out the message's bytes from copied to js, and js
+// as write writes it; it returns out and what is copied then.
+func (ss *sharedStrings) replace(out []byte, copied int, js jsonString, write func(dst []byte) []byte) ([]byte, int) {
+	msg := ss.msg
 	if out == nil {
-		return msg, nil
+		out = make([]byte, 0, len(msg)+len(msg)/64+256)
 	}
-	return append(out, msg[copied:]...), nil
+	out = append(out, msg[copied:js.open-ss.base]...)
+	return write(out), js.end + 1 - ss.base
+}
+
+// rest is the message as replace left it: msg itself if nothing was
+// replaced.
+func (ss *sharedStrings) rest(out []byte, copied int) []byte {
+	if out == nil {
+		return ss.msg
+	}
+	return append(out, ss.msg[copied:]...)
+}
+
+// appendFound is appendStrings over the strings a prescan found something
+// in (foundBy's hits), visit given each one's findings instead of
+// scanning it: the strings with none are those visit would refuse.
+func (ss *sharedStrings) appendFound(hits []prescanHit, finds []detect.Finding, visit func(s string, found []detect.Finding) bool, write func(dst []byte) []byte) []byte {
+	var out []byte
+	copied := 0
+	for _, h := range hits {
+		js := ss.strings[h.index-ss.first]
+		if !visit(js.s, finds[h.lo:h.hi:h.hi]) {
+			continue
+		}
+		out, copied = ss.replace(out, copied, js, write)
+	}
+	return ss.rest(out, copied)
 }

@@ -43,21 +43,33 @@ func (p *textScan) Decide(_ context.Context, in *Input) Decision {
 	var t tally
 	var s string
 	var found []detect.Finding
-	visit := func(text string, _ bool) bool {
-		if found = p.det.Scan(text, found[:0]); len(found) == 0 {
-			return false
-		}
+	// take counts what was found in text and says whether to redact it.
+	take := func(text string) bool {
 		if acted := t.add(found, p.recordOnly); acted == 0 || p.action != actionRedact {
 			return false
 		}
 		s = text
 		return true
 	}
+	visit := func(text string, _ bool) bool {
+		if found = p.det.Scan(text, found[:0]); len(found) == 0 {
+			return false
+		}
+		return take(text)
+	}
 	write := func(dst []byte) []byte { return appendRedacted(dst, s, found, p.recordOnly) }
 	var msg []byte
 	var err error
 	if shared := in.shared.of(in.Message); shared != nil {
-		msg, err = shared.appendStrings(visit, write)
+		if hits, finds, ok := shared.foundBy(p); ok {
+			// Scanned while the message was read (prescan.go).
+			msg = shared.appendFound(hits, finds, func(text string, f []detect.Finding) bool {
+				found = f
+				return take(text)
+			}, write)
+		} else {
+			msg, err = shared.appendStrings(visit, write)
+		}
 	} else {
 		msg, err = appendJSONStrings(in.Message, false, visit, write)
 	}

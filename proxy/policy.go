@@ -172,6 +172,9 @@ func (s *session) runChain(ctx context.Context, chain policy.Chain, stage policy
 		return msg, nil
 	}
 	in := &policy.Input{Stage: stage, Session: s.id, Stateless: s.stateless, Client: s.client, Server: rt.up.name, Method: method, Kind: kindNoun[k], Name: name, UpstreamName: rt.name, Message: msg}
+	if stage == policy.Result {
+		in.Prescan = rt.up.prescan.take(msg) // see prescan.go
+	}
 	var out json.RawMessage
 	var records []policy.Record
 	var denied *policy.Record

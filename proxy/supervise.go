@@ -213,6 +213,7 @@ func (u *upstream) connect() (*wire, error) {
 		if err != nil {
 			return nil, err
 		}
+		u.watchResults(p.Stream)
 		l = p
 	} else {
 		hl := newHTTPLink(u.cfg, u.g.live().cfg.MaxMessage, u.g.version, u.log)
@@ -251,6 +252,7 @@ func (u *upstream) awaitEnd(ctx context.Context, w *wire) string {
 		return ""
 	}
 	w.endListens()
+	u.prescan.last.Store(nil) // its last big result's, if never decided on
 	reason := u.g.redact(w.link.reason(2 * time.Second))
 	u.mu.Lock()
 	if u.wire == w && u.state == stateConnected {

@@ -71,6 +71,8 @@ type upstream struct {
 	// policies are the configured server's (instances use their base's);
 	// nil: none. Reload replaces them when the config's change.
 	policies atomic.Pointer[serverPolicies]
+	// prescan: the last big result read from it, prescanned (prescan.go).
+	prescan prescanSlot
 }
 
 // wire is one connection to the server: the link, the outbox in front of it
