@@ -64,16 +64,18 @@ func leftFrom(c Chain, ahead []*early, stage Stage) int {
 	return from
 }
 
-// restOf is RunAhead's rest: it waits for every decision started early
-// (those before from were waited for by the run already) and returns the
-// records of those from from on, in the chain's order.
-func (c Chain) restOf(ahead []*early, from int, stage Stage, wait func()) func() []Record {
+// restOf is RunAhead's rest: it starts the decisions held for it (see
+// decideEarly), waits for every decision started early (those before from
+// were waited for by the run already) and returns the records of those
+// from from on, in the chain's order.
+func (c Chain) restOf(ahead []*early, from int, stage Stage, startHeld, wait func()) func() []Record {
 	called := false
 	return func() []Record {
 		if called {
 			panic("policy: RunAhead's rest called twice: its decisions were recorded already")
 		}
 		called = true
+		startHeld()
 		wait()
 		var records []Record
 		for i := from; i < len(c); i++ {

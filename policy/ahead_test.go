@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -137,4 +138,54 @@ func TestRunAheadRestOnce(t *testing.T) {
 		}
 	}()
 	rest()
+}
+
+// startedDetector tells started when a Scan begins (once: the channel has
+// room for one, a message has several strings), then waits for release
+// and finds nothing.
+type startedDetector struct {
+	started chan<- struct{}
+	release <-chan struct{}
+}
+
+func (d startedDetector) Scan(text string, dst []detect.Finding) []detect.Finding {
+	select {
+	case d.started <- struct{}{}:
+	default:
+	}
+	<-d.release
+	return dst
+}
+
+// TestRunAheadHoldsWhatItLeaves: a decision RunAhead leaves running starts
+// only when rest is called. Started with the answer's own decisions, it
+// took the CPU they and the answer's write needed, for a record nobody
+// waits for.
+func TestRunAheadHoldsWhatItLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{}, 1)
+		release := make(chan struct{})
+		tail := &textScan{name: "held", stages: []Stage{Result}, action: actionAudit, det: startedDetector{started, release}, one: "held", many: "held"}
+		chain := Chain{detectorPolicy(t, newSecrets, "secrets", "redact"), tail}
+		in := toolCall(Result, toolResult(strings.Repeat("nothing to see here ", concurrentMin/16)))
+		_, _, denied, rest := chain.RunAhead(context.Background(), in)
+		if denied != nil || rest == nil {
+			t.Fatalf("RunAhead: denied %v, something left running %v; want the audit-only tail left", denied, rest != nil)
+		}
+		synctest.Wait() // every goroutine RunAhead started has run as far as it can
+		select {
+		case <-started:
+			t.Fatal("the decision left for rest was started beside the answer's own")
+		default:
+		}
+		close(release)
+		if late := rest(); len(late) != 0 {
+			t.Errorf("rest returned %+v; want no record (the held detector finds nothing)", late)
+		}
+		select {
+		case <-started:
+		default:
+			t.Error("rest returned without the held decision having run")
+		}
+	})
 }

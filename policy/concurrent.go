@@ -41,13 +41,25 @@ func decidesAlone(p Policy) bool {
 // prescan found), and a wait that returns once all of them are done: Run
 // calls it before it returns, whatever happens, so that no decision
 // outlives it.
-func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings) ([]*early, *sharedStrings, func()) {
+//
+// With leave (RunAhead), the decisions that RunAhead may leave running
+// (the chain's tail of audit-only detectors, see leftFrom) are made ready
+// but held: startHeld starts them, and RunAhead's rest calls it before it
+// waits. Started with the others, they took the CPU that the answer's own
+// decisions and its write needed (on two cores, the injection scan's
+// pieces ran beside the secrets scan and then beside the write of the
+// answer), for a record nobody waits for.
+func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings, leave bool) (started []*early, shared *sharedStrings, wait, startHeld func()) {
 	if len(in.Message) < concurrentMin {
-		return nil, pre, func() {}
+		return nil, pre, func() {}, func() {}
 	}
-	var started []*early
-	shared := pre
+	shared = pre
 	var wg sync.WaitGroup
+	var held []func()
+	heldFrom := len(c)
+	if leave {
+		heldFrom = c.heldFrom(in.Stage)
+	}
 	first := true
 	for i, p := range c {
 		if !acts(p, in.Stage) {
@@ -70,12 +82,52 @@ func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings) (
 		started[i] = e
 		own := *in // the goroutine's own: Run changes its step's message
 		own.shared = shared
-		wg.Go(func() {
+		decide := func() {
 			defer close(e.done)
 			e.decision = p.Decide(ctx, &own)
-		})
+		}
+		if i >= heldFrom {
+			held = append(held, decide)
+			continue
+		}
+		wg.Go(decide)
 	}
-	return started, shared, wg.Wait
+	startHeld = func() {
+		for _, decide := range held {
+			wg.Go(decide)
+		}
+		held = nil
+	}
+	return started, shared, wg.Wait, startHeld
+}
+
+// heldFrom returns the index in c from which decideEarly holds the
+// decisions for RunAhead's rest: the chain's longest tail, among the
+// policies acting on stage, of policies that decide early (not the first
+// acting) and only record. It is where leftFrom will leave them running.
+func (c Chain) heldFrom(stage Stage) int {
+	from := len(c)
+	for i := len(c) - 1; i >= 0; i-- {
+		p := c[i]
+		if !acts(p, stage) {
+			continue
+		}
+		if !decidesAlone(p) || !onlyRecords(p) || c.firstActing(stage) == i {
+			break
+		}
+		from = i
+	}
+	return from
+}
+
+// firstActing returns the index of the first policy acting on stage, or -1.
+func (c Chain) firstActing(stage Stage) int {
+	for i, p := range c {
+		if acts(p, stage) {
+			return i
+		}
+	}
+	return -1
 }
 
 // earlyAt returns the decision started early for the policy at index i,

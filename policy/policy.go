@@ -198,7 +198,7 @@ func (c Chain) run(ctx context.Context, in *Input, leave bool) (_ json.RawMessag
 	msg := in.Message
 	var records []Record
 	var step Input // what each policy is given: in, with the message as the policies before left it
-	ahead, shared, wait := c.decideEarly(ctx, in, in.Prescan.sharedFor(in.Message))
+	ahead, shared, wait, startHeld := c.decideEarly(ctx, in, in.Prescan.sharedFor(in.Message), leave)
 	from := len(c) // the policies from here on are left deciding, when nothing before modified the message
 	if leave {
 		from = leftFrom(c, ahead, in.Stage)
@@ -211,7 +211,7 @@ func (c Chain) run(ctx context.Context, in *Input, leave bool) (_ json.RawMessag
 	modified := false
 	for i, p := range c {
 		if i == from && !modified {
-			return msg, records, nil, c.restOf(ahead, from, in.Stage, wait)
+			return msg, records, nil, c.restOf(ahead, from, in.Stage, startHeld, wait)
 		}
 		if !acts(p, in.Stage) {
 			continue
