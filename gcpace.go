@@ -14,11 +14,12 @@ import (
 // each cycle's fixed costs (scanning every goroutine's stack, the
 // background sweeper's yields to the scheduler) came to about 7% of its
 // CPU at C=64; collecting a fifth as often, about 2.5%. So while the live
-// heap is under gcHeadroom, the heap may grow by gcHeadroom before the next
-// cycle (GOGC up to gcMaxPercent); from gcHeadroom up, the default pace
-// holds, so that a big result's peak memory is what it was: a cycle each
-// time the heap doubles. An idle mcpgate allocates next to nothing, so its
-// resident memory does not grow with the headroom.
+// heap is under gcHeadroom (from the start on), the heap may grow by
+// gcHeadroom before the next cycle (GOGC up to gcMaxPercent); from
+// gcHeadroom up, the default pace holds, so that a big result's peak
+// memory is what it was: a cycle each time the heap doubles. An idle
+// mcpgate allocates next to nothing, so its resident memory does not grow
+// with the headroom.
 const (
 	gcHeadroom       = 16 << 20
 	gcDefaultPercent = 100
@@ -46,6 +47,12 @@ func paceGC() {
 		return
 	}
 	paceGCOnce.Do(func() {
+		// From the start, a small heap's pace (the live heap is next to
+		// nothing yet). At Go's default pace the first cycle comes at 4
+		// MiB, which the default policies' first list reached, and the
+		// cycle's own memory (mark bits, work buffers: 0.8 MiB resident)
+		// was more than the garbage it freed, which stays resident.
+		debug.SetGCPercent(gcPercentFor(0))
 		p := &gcPacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}}
 		p.arm()
 	})

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing"
 )
 
@@ -22,6 +23,27 @@ func TestGCPercentFor(t *testing.T) {
 		if got := gcPercentFor(c.live); got != c.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
+	}
+}
+
+// From the start, before any cycle, the pace is a small heap's: mcpgate's
+// start and first list allocate a few MiB, mostly garbage, and at Go's
+// default pace the first cycle came during the first list with the default
+// policies; a cycle's own memory (mark bits, work buffers) then made the
+// idle resident memory larger than the garbage left uncollected did.
+func TestPaceGCStartsAtTheSmallHeapPace(t *testing.T) {
+	if gogc := debug.SetGCPercent(gcDefaultPercent); gogc != gcDefaultPercent {
+		debug.SetGCPercent(gogc)
+		t.Skipf("GOGC=%d is set: paceGC leaves it alone", gogc)
+	}
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetGCPercent(gcDefaultPercent)
+	paceGCOnce = sync.Once{} // as at a process's start (-count, or another test first)
+	paceGC()
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	if metrics.Read(gogc); gogc[0].Value.Uint64() != gcMaxPercent {
+		t.Errorf("right after paceGC, before any cycle, GOGC is %d, want %d", gogc[0].Value.Uint64(), gcMaxPercent)
 	}
 }
 

@@ -71,13 +71,15 @@ const maxDefinitionDepth = 64
 // An error means the definition is not a JSON object, or is nested deeper
 // than 64 levels; the error names the problem, never the text.
 func (c *Checker) Check(definition []byte, server string, peers *Peers) ([]DefinitionFinding, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(definition, &top); err != nil {
-		return nil, fmt.Errorf("injection: definition of a tool or prompt from server %q: not a JSON object: %v", server, err)
-	}
-	var self string
-	if raw, ok := top["name"]; ok {
-		_ = json.Unmarshal(raw, &self) // a non-string name just has no self-reference
+	self, ok := objectName(definition)
+	if !ok {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(definition, &top); err != nil {
+			return nil, fmt.Errorf("injection: definition of a tool or prompt from server %q: not a JSON object: %v", server, err)
+		}
+		if raw, ok := top["name"]; ok { // null is no error: a nil map
+			_ = json.Unmarshal(raw, &self) // a non-string name just has no self-reference
+		}
 	}
 	w := walker{c: c, server: strings.ToLower(server), self: strings.ToLower(self), peers: peers}
 	if err := w.walk(definition); err != nil {

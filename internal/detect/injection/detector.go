@@ -3,6 +3,7 @@ package injection
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/detect"
@@ -90,7 +91,16 @@ var defaultDetector = sync.OnceValue(func() *Detector {
 func Default() *Detector { return defaultDetector() }
 
 func newDetector(enabled kindSet, definitions bool) *Detector {
-	d := &Detector{enabled: enabled, definitions: definitions, triggers: map[string][]int{}, maxUnicode: maxUnicodeFindings, maxEncoded: maxEncodedFindings}
+	d := &Detector{enabled: enabled, definitions: definitions, maxUnicode: maxUnicodeFindings, maxEncoded: maxEncodedFindings}
+	refs := 0
+	for _, r := range rules {
+		refs += len(r.triggers)
+	}
+	// The words' rule lists are gathered first and laid out in one array,
+	// and the maps made at their size: grown word by word, they were a
+	// third of what building a detector allocated.
+	opened := make([]triggerRef, 0, refs)
+	d.rules = make([]*rule, 0, len(rules))
 	for _, r := range rules {
 		if r.definitionsOnly && !definitions {
 			continue
@@ -119,17 +129,48 @@ func newDetector(enabled kindSet, definitions bool) *Detector {
 			if c := t[len(t)-1]; 'a' <= c && c <= 'z' {
 				d.lastLen[c-'a'+'A'] |= 1 << len(t)
 			}
-			d.triggers[t] = append(d.triggers[t], len(d.rules)-1)
+			opened = append(opened, triggerRef{t, len(d.rules) - 1})
 			h := triggerHash([]byte(t))
 			d.triggerHint[h/64] |= 1 << (h % 64)
 		}
 	}
+	d.triggers = rulesByTrigger(opened)
 	d.quietTriggers = make(map[string]*triggerEntry, len(d.triggers))
 	for t, rules := range d.triggers {
 		d.quietTriggers[t] = d.newTriggerEntry(rules)
 	}
 	d.quietIndex = newTriggerIndex(d.quietTriggers)
 	return d
+}
+
+// triggerRef is a trigger word and a rule it opens (an index of the
+// detector's rules).
+type triggerRef struct {
+	word string
+	rule int
+}
+
+// rulesByTrigger maps each word of refs to the rules it opens, in the
+// order of refs, the lists sharing one array.
+func rulesByTrigger(refs []triggerRef) map[string][]int {
+	slices.SortStableFunc(refs, func(a, b triggerRef) int { return strings.Compare(a.word, b.word) })
+	words := 0
+	for i := range refs {
+		if i == 0 || refs[i].word != refs[i-1].word {
+			words++
+		}
+	}
+	all := make([]int, len(refs))
+	byWord := make(map[string][]int, words)
+	for i := 0; i < len(refs); {
+		j := i
+		for ; j < len(refs) && refs[j].word == refs[i].word; j++ {
+			all[j] = refs[j].rule
+		}
+		byWord[refs[i].word] = all[i:j:j]
+		i = j
+	}
+	return byWord
 }
 
 // specialToken matches chat-template special tokens: <|im_start|>,

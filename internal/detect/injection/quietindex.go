@@ -24,7 +24,7 @@ func newTriggerIndex(triggers map[string]*triggerEntry) triggerIndex {
 	for n < 4*len(triggers) {
 		n *= 2
 	}
-	x := triggerIndex{slots: make([]uint16, n)}
+	x := triggerIndex{slots: make([]uint16, n), words: make([]string, 0, len(triggers)), entries: make([]*triggerEntry, 0, len(triggers))}
 	for w, e := range triggers {
 		x.words = append(x.words, w)
 		x.entries = append(x.entries, e)

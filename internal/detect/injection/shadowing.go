@@ -128,12 +128,26 @@ func isNameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
+// asciiLower is s with A-Z lower-cased: s itself when it has none, else
+// one copy (converted to bytes and back, each string of a first list's 100
+// definitions was two copies, 37 KB of garbage in an idle gateway).
 func asciiLower(s string) string {
-	b := []byte(s)
-	for k, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[k] = c + 'a' - 'A'
-		}
+	i := 0
+	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+		i++
 	}
-	return string(b)
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
