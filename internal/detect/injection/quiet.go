@@ -775,6 +775,15 @@ func cutAfter(text string, c int) int {
 // may match there, or the window cannot be made.
 func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	coreLo, coreHi := cutBefore(text, x), cutAfter(text, y)
+	alone := x == coreLo && x > 0 && asciiWordBytes[text[x]] && coreHi >= 0 && noWordIn(text, y, coreHi)
+	if asciiWordBytes[text[x]] && coreHi >= 0 {
+		// The words just past a trigger word join its core: another
+		// trigger word there ("system prompt") would find its starts
+		// before this window's end, and need a window of its own.
+		if c := cutWithin(text, coreHi+coreReach, coreReach); c >= 0 {
+			coreHi = c
+		}
+	}
 	for coreHi >= 0 && coreHi < len(text) {
 		// A character outside ASCII just past the core joins it: one
 		// window for a word with several accents, or a sentence in Greek.
@@ -798,7 +807,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	// trigger word. A window too short says so, and a longer one is made.
 	margins := [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}}
 	tried := margins[:]
-	if x == coreLo && x > 0 && asciiWordBytes[text[x]] && noWordIn(text, y, coreHi) {
+	if alone {
 		// A trigger word alone in its core, not at the start of the text:
 		// the core alone is too short for its rules, and says so at the
 		// word, before any run.
@@ -824,6 +833,24 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// coreReach is how far past a trigger word's core settleWindow's core
+// reaches, to the first cut from there.
+const coreReach = 32
+
+// cutWithin returns the first cut of text[c:c+n], or -1 when there is none
+// (or c is past the text's end).
+func cutWithin(text string, c, n int) int {
+	for end := min(len(text), c+n); c < end; c++ {
+		if isCut(text, c) {
+			return c
+		}
+	}
+	if c == len(text) {
+		return c
+	}
+	return -1
 }
 
 // noWordIn reports whether text[i:j] holds no ASCII word byte and no byte
