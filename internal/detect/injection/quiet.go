@@ -802,10 +802,14 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	if coreLo < 0 || coreHi < 0 || coreHi-coreLo > maxWindow {
 		return 0, false
 	}
-	mark := s.n.markFound()
+	mark, runs := s.n.markFound(), s.runs
 	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
-	margins := [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}}
+	// The second reaches far enough for every window of the corpora: nine
+	// words before, a rule's longest match after. (The runs of a window
+	// too short are made again in the next: counted once, as the full
+	// scan counts them.)
+	margins := [...]struct{ before, after int }{{0, 0}, {96, 232}, {256, 512}, {1024, 2048}, {4096, 8192}}
 	tried := margins[:]
 	if alone {
 		// A trigger word alone in its core, not at the start of the text:
@@ -819,6 +823,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 			return 0, false
 		}
 		s.n.backToMark(mark)
+		s.runs = runs
 		s.n.b = s.n.b[:0]
 		s.n.appendForm(text, lo, coreLo, false, false)
 		cl := len(s.n.b)
