@@ -313,11 +313,13 @@ func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
 	x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
 	x4, x5, x6, x7 := load64(b, 32), load64(b, 40), load64(b, 48), load64(b, 56)
+	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
+		// The common case, all ASCII: no byte to mask.
+		return gatherHighs(wordHighs(x0)) | gatherHighs(wordHighs(x1))<<8 | gatherHighs(wordHighs(x2))<<16 | gatherHighs(wordHighs(x3))<<24 |
+			gatherHighs(wordHighs(x4))<<32 | gatherHighs(wordHighs(x5))<<40 | gatherHighs(wordHighs(x6))<<48 | gatherHighs(wordHighs(x7))<<56, 0
+	}
 	words = wordByteBits(x0) | wordByteBits(x1)<<8 | wordByteBits(x2)<<16 | wordByteBits(x3)<<24 |
 		wordByteBits(x4)<<32 | wordByteBits(x5)<<40 | wordByteBits(x6)<<48 | wordByteBits(x7)<<56
-	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
-		return words, 0 // the common case: all ASCII
-	}
 	wide = highBits(x0) | highBits(x1)<<8 | highBits(x2)<<16 | highBits(x3)<<24 |
 		highBits(x4)<<32 | highBits(x5)<<40 | highBits(x6)<<48 | highBits(x7)<<56
 	return words, wide
@@ -330,7 +332,12 @@ func wordByteBits(x uint64) uint64 {
 
 // highBits gathers the high bit of each byte of x into bit k for byte k.
 func highBits(x uint64) uint64 {
-	return (x & highs >> 7) * 0x0102040810204080 >> 56
+	return gatherHighs(x & highs)
+}
+
+// gatherHighs is highBits of an x with no bit set but the high bits.
+func gatherHighs(x uint64) uint64 {
+	return (x >> 7) * 0x0102040810204080 >> 56
 }
 
 // wordHighs has the high bit of each byte of x set where that byte is an
