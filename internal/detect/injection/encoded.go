@@ -100,10 +100,17 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
 		// Nor are they escapes: the token's first 16 bytes and what
-		// tokenEnd reads tell whether it holds any.
-		run, letters := base64End(text, i, runs)
+		// tokenEnd reads tell whether it holds any. Most runs end in the
+		// first 16 bytes ("https:", a date, "key="), and the lookups of
+		// their breaks told where.
+		run, letters := i, i
+		if nb := uint(uint8(c1>>16))<<8 | uint(uint8(c0>>16)); nb != 0 {
+			run += bits.TrailingZeros(nb)
+		} else {
+			run, letters = base64End(text, i, runs)
+		}
 		j, escapes := tokenEnd(text, max(run, i+minEncodedLen), runs)
-		escapes = escapes || (c0|c1)>>8 != 0
+		escapes = escapes || (c0|c1)>>8&0xFF != 0
 		found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
 		i = j
 	}
@@ -127,21 +134,26 @@ func commonBreaks(x uint64) uint64 {
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 
 // classBits has bit k set where text[i+k] is a token break, for k < 8,
-// and bit 8+k where it begins an escape ('%' or '\\'): eight lookups with
-// no branch, where a walk byte by byte stopped at an unforeseeable byte.
-func classBits(text string, i int) uint16 {
+// bit 8+k where it begins an escape ('%' or '\\'), and bit 16+k where it
+// is no base64 byte: eight lookups with no branch, where a walk byte by
+// byte stopped at an unforeseeable byte.
+func classBits(text string, i int) uint32 {
 	b := text[i : i+8]
 	return tokenClass[b[0]] | tokenClass[b[1]]<<1 | tokenClass[b[2]]<<2 | tokenClass[b[3]]<<3 |
 		tokenClass[b[4]]<<4 | tokenClass[b[5]]<<5 | tokenClass[b[6]]<<6 | tokenClass[b[7]]<<7
 }
 
-var tokenClass = func() (t [256]uint16) {
+var tokenClass = func() (t [256]uint32) {
 	for c := range t {
 		if tokenBreaks[c] {
 			t[c] = 1
 		}
+		if !base64Bytes[c] {
+			t[c] |= 1 << 16
+		}
 	}
-	t['%'], t['\\'] = 1<<8, 1<<8
+	t['%'] |= 1 << 8
+	t['\\'] |= 1 << 8
 	return t
 }()
 
@@ -153,17 +165,17 @@ func tokenEnd(text string, i int, runs *letterRun) (end int, escapes bool) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
 		i = runs.lettersEnd(text, i)
 	}
-	var esc uint16
+	var esc uint32
 	for ; i+8 <= len(text); i += 8 {
 		c := classBits(text, i)
 		if m := uint8(c); m != 0 {
 			n := bits.TrailingZeros8(m)
 			return i + n, esc != 0 || c>>8&(1<<n-1) != 0
 		}
-		esc |= c >> 8
+		esc |= c >> 8 & 0xFF
 	}
 	for ; i < len(text) && !isTokenBreak(text[i]); i++ {
-		esc |= tokenClass[text[i]]
+		esc |= tokenClass[text[i]] >> 8 & 1
 	}
 	return i, esc != 0
 }
