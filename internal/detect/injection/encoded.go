@@ -109,9 +109,17 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		} else {
 			run, letters = base64End(text, i, runs)
 		}
-		j, escapes := tokenEnd(text, max(run, i+minEncodedLen), runs)
+		j, escapes, notBase64 := tokenEndBits(text, max(run, i+minEncodedLen), i, runs)
 		escapes = escapes || (c0|c1)>>8&0xFF != 0
-		found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
+		if j-i <= 64 {
+			// Most tokens are short (a URL, a date, an id): the lookups
+			// of their breaks told which bytes are no base64 bytes, and
+			// their runs are found in those bits.
+			notBase64 = (notBase64 | uint64(uint8(c1>>16))<<8 | uint64(uint8(c0>>16))) & lowBits(j-i)
+			found = d.scanShortToken(text, i, j, run-i, notBase64, escapes, found, &c)
+		} else {
+			found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
+		}
 		i = j
 	}
 	return found
@@ -162,23 +170,36 @@ var tokenClass = func() (t [256]uint32) {
 // eight letters at a time where it can (letters are never breaks nor
 // escapes): a long token is a blob.
 func tokenEnd(text string, i int, runs *letterRun) (end int, escapes bool) {
+	end, escapes, _ = tokenEndBits(text, i, i, runs)
+	return end, escapes
+}
+
+// tokenEndBits is tokenEnd, with the bit k-base set in notBase64 for each
+// byte text[k] it read that is no base64 byte, for k-base below 64 (and
+// some bits past end).
+func tokenEndBits(text string, i, base int, runs *letterRun) (end int, escapes bool, notBase64 uint64) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
-		i = runs.lettersEnd(text, i)
+		i = runs.lettersEnd(text, i) // letters: base64 bytes
 	}
 	var esc uint32
 	for ; i+8 <= len(text); i += 8 {
 		c := classBits(text, i)
+		notBase64 |= uint64(uint8(c>>16)) << uint(i-base)
 		if m := uint8(c); m != 0 {
 			n := bits.TrailingZeros8(m)
-			return i + n, esc != 0 || c>>8&(1<<n-1) != 0
+			return i + n, esc != 0 || c>>8&(1<<n-1) != 0, notBase64
 		}
 		esc |= c >> 8 & 0xFF
 	}
 	for ; i < len(text) && !isTokenBreak(text[i]); i++ {
 		esc |= tokenClass[text[i]] >> 8 & 1
+		notBase64 |= uint64(notBase64Bit[text[i]]) << uint(i-base)
 	}
-	return i, esc != 0
+	return i, esc != 0, notBase64
 }
+
+// lowBits has the n lowest bits set (n <= 64).
+func lowBits(n int) uint64 { return uint64(1)<<uint(n) - 1 }
 
 // base64End returns the end of the run of base64 bytes at text[i:], and
 // where lettersEnd stopped in it: text[i:letters] holds only letters, so
@@ -244,14 +265,8 @@ var tokenBreaks = func() (t [256]bool) {
 // '%' or a '\\' (the walk saw every byte of it that is no base64 byte).
 func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	if mayEscape {
-		percent, escapes := countEscapes(tok[max(firstRun, 0):])
-		if percent >= 3 && d.harmful(decodePercent(tok)) {
-			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-		}
-		if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
-			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-		}
+	if mayEscape && d.escapedPayload(tok, firstRun) {
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
 	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
 	for k := 0; k < len(tok); {
@@ -280,6 +295,41 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayE
 			found = c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
 		}
 		k = end
+	}
+	return found
+}
+
+// escapedPayload reports whether tok decodes from %XX or \\xXX escapes to
+// a command or injection phrasing; none is in its first firstRun bytes
+// (base64 bytes), when firstRun is not negative.
+func (d *Detector) escapedPayload(tok string, firstRun int) bool {
+	percent, escapes := countEscapes(tok[max(firstRun, 0):])
+	return percent >= 3 && d.harmful(decodePercent(tok)) || escapes >= 4 && d.harmful(decodeEscapes(tok))
+}
+
+// scanShortToken is scanToken of a token text[i:j] of 64 bytes at most,
+// whose bytes that are no base64 bytes have their bits in notBase64 (the
+// bit k for text[i+k]): its base64 runs, the runs of clear bits, are
+// found with no lookup of a byte.
+func (d *Detector) scanShortToken(text string, i, j, firstRun int, notBase64 uint64, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
+	tok := text[i:j]
+	if mayEscape && d.escapedPayload(tok, firstRun) {
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	}
+	for runs := ^notBase64 & lowBits(len(tok)); runs != 0; {
+		k := bits.TrailingZeros64(runs)
+		m := k + bits.TrailingZeros64(^(runs >> uint(k)))
+		runs &^= lowBits(m)
+		if m-k < minEncodedLen {
+			continue
+		}
+		end := m
+		for end < len(tok) && end < m+2 && tok[end] == '=' {
+			end++
+		}
+		if d.harmfulRun(tok[k:m], 0) {
+			found = c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
+		}
 	}
 	return found
 }
