@@ -238,7 +238,7 @@ func TestDashesAreTheirFoldedHyphen(t *testing.T) {
 // (its fast path) and not.
 func TestWordBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 1))
-	for n := range 20000 {
+	for n := range raceScaled(20000) {
 		var b [64]byte
 		for k := range b {
 			b[k] = byte(r.IntN(128))
