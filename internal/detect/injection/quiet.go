@@ -313,11 +313,13 @@ func wordBits(text string, i int) (words, wide uint64) {
 	b := text[i : i+64]
 	x0, x1, x2, x3 := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
 	x4, x5, x6, x7 := load64(b, 32), load64(b, 40), load64(b, 48), load64(b, 56)
+	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
+		// The common case, all ASCII: no byte to mask.
+		return gatherHighs(wordHighs(x0)) | gatherHighs(wordHighs(x1))<<8 | gatherHighs(wordHighs(x2))<<16 | gatherHighs(wordHighs(x3))<<24 |
+			gatherHighs(wordHighs(x4))<<32 | gatherHighs(wordHighs(x5))<<40 | gatherHighs(wordHighs(x6))<<48 | gatherHighs(wordHighs(x7))<<56, 0
+	}
 	words = wordByteBits(x0) | wordByteBits(x1)<<8 | wordByteBits(x2)<<16 | wordByteBits(x3)<<24 |
 		wordByteBits(x4)<<32 | wordByteBits(x5)<<40 | wordByteBits(x6)<<48 | wordByteBits(x7)<<56
-	if (x0|x1|x2|x3|x4|x5|x6|x7)&highs == 0 {
-		return words, 0 // the common case: all ASCII
-	}
 	wide = highBits(x0) | highBits(x1)<<8 | highBits(x2)<<16 | highBits(x3)<<24 |
 		highBits(x4)<<32 | highBits(x5)<<40 | highBits(x6)<<48 | highBits(x7)<<56
 	return words, wide
@@ -330,7 +332,12 @@ func wordByteBits(x uint64) uint64 {
 
 // highBits gathers the high bit of each byte of x into bit k for byte k.
 func highBits(x uint64) uint64 {
-	return (x & highs >> 7) * 0x0102040810204080 >> 56
+	return gatherHighs(x & highs)
+}
+
+// gatherHighs is highBits of an x with no bit set but the high bits.
+func gatherHighs(x uint64) uint64 {
+	return (x >> 7) * 0x0102040810204080 >> 56
 }
 
 // wordHighs has the high bit of each byte of x set where that byte is an
@@ -775,6 +782,15 @@ func cutAfter(text string, c int) int {
 // may match there, or the window cannot be made.
 func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	coreLo, coreHi := cutBefore(text, x), cutAfter(text, y)
+	alone := x == coreLo && x > 0 && asciiWordBytes[text[x]] && coreHi >= 0 && noWordIn(text, y, coreHi)
+	if asciiWordBytes[text[x]] && coreHi >= 0 {
+		// The words just past a trigger word join its core: another
+		// trigger word there ("system prompt") would find its starts
+		// before this window's end, and need a window of its own.
+		if c := cutWithin(text, coreHi+coreReach, coreReach); c >= 0 {
+			coreHi = c
+		}
+	}
 	for coreHi >= 0 && coreHi < len(text) {
 		// A character outside ASCII just past the core joins it: one
 		// window for a word with several accents, or a sentence in Greek.
@@ -793,12 +809,16 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 	if coreLo < 0 || coreHi < 0 || coreHi-coreLo > maxWindow {
 		return 0, false
 	}
-	mark := s.n.markFound()
+	mark, runs := s.n.markFound(), s.runs
 	// Most cores need nothing around them: a word with an accent is no
 	// trigger word. A window too short says so, and a longer one is made.
-	margins := [...]struct{ before, after int }{{0, 0}, {256, 512}, {1024, 2048}, {4096, 8192}}
+	// The second reaches far enough for every window of the corpora: nine
+	// words before, a rule's longest match after. (The runs of a window
+	// too short are made again in the next: counted once, as the full
+	// scan counts them.)
+	margins := [...]struct{ before, after int }{{0, 0}, {96, 232}, {256, 512}, {1024, 2048}, {4096, 8192}}
 	tried := margins[:]
-	if x == coreLo && x > 0 && asciiWordBytes[text[x]] && noWordIn(text, y, coreHi) {
+	if alone {
 		// A trigger word alone in its core, not at the start of the text:
 		// the core alone is too short for its rules, and says so at the
 		// word, before any run.
@@ -810,6 +830,7 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 			return 0, false
 		}
 		s.n.backToMark(mark)
+		s.runs = runs
 		s.n.b = s.n.b[:0]
 		s.n.appendForm(text, lo, coreLo, false, false)
 		cl := len(s.n.b)
@@ -824,6 +845,24 @@ func (d *Detector) settleWindow(s *scanner, text string, x, y int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// coreReach is how far past a trigger word's core settleWindow's core
+// reaches, to the first cut from there.
+const coreReach = 32
+
+// cutWithin returns the first cut of text[c:c+n], or -1 when there is none
+// (or c is past the text's end).
+func cutWithin(text string, c, n int) int {
+	for end := min(len(text), c+n); c < end; c++ {
+		if isCut(text, c) {
+			return c
+		}
+	}
+	if c == len(text) {
+		return c
+	}
+	return -1
 }
 
 // noWordIn reports whether text[i:j] holds no ASCII word byte and no byte

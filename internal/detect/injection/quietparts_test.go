@@ -1,6 +1,7 @@
 package injection
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -227,6 +228,31 @@ func TestDashesAreTheirFoldedHyphen(t *testing.T) {
 			want := strings.ReplaceAll(text, dash, "-")
 			if string(n.b) != want || len(n.found) != 0 {
 				t.Errorf("%q: form %q (want %q), findings %v", text, n.b, want, n.found)
+			}
+		}
+	}
+}
+
+// TestWordBits: wordBits flags exactly the ASCII word bytes of 64, and the
+// bytes of 0x80 or more, whatever their neighbours, in blocks all ASCII
+// (its fast path) and not.
+func TestWordBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 1))
+	for n := range raceScaled(20000) {
+		var b [64]byte
+		for k := range b {
+			b[k] = byte(r.IntN(128))
+			if n%2 == 1 && r.IntN(16) == 0 {
+				b[k] = byte(r.IntN(256))
+			}
+		}
+		words, wide := wordBits(string(b[:]), 0)
+		for k, c := range b {
+			if got, want := words>>k&1 == 1, asciiWordBytes[c]; got != want {
+				t.Fatalf("wordBits(%q): byte %d (%q) a word byte: %v, want %v", b, k, c, got, want)
+			}
+			if got, want := wide>>k&1 == 1, c >= 0x80; got != want {
+				t.Fatalf("wordBits(%q): byte %d (%q) wide: %v, want %v", b, k, c, got, want)
 			}
 		}
 	}
