@@ -171,11 +171,11 @@ const (
 var errBodyBudget = errors.New("too many request bodies being read at once")
 
 // readAnnounced reads a body of announced bytes (-1: not known) up to most
-// bytes (and perhaps a little more). A body up to bodyFirst, or announced
-// and arriving as announced, is read into one buffer of its size;
-// io.ReadAll would start small and grow it several times. A big one is
-// read into a buffer that grows to its size in a few steps, each at most
-// bodyAhead times what came.
+// bytes (and perhaps a little more). A body up to bodyFirst that announced
+// its length is read into one buffer of its size; io.ReadAll would start
+// small and grow it several times. A bigger one is read into a buffer that
+// grows to its size in a few steps, each at most bodyAhead times what
+// came.
 func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
 	return readAnnouncedWithin(body, announced, most, nil)
 }
