@@ -98,7 +98,7 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	// came in: what is left of a body that stalled or is too large must
 	// not hold the connection while net/http reads it.
 	body, err := readAnnouncedWithin(r.Body, r.ContentLength, limit+1, &rd)
-	if err == errBodyBudget {
+	if errors.Is(err, errBodyBudget) {
 		if rd.firstRefusal {
 			f.g.Logger().Warn("HTTP requests refused: too many request bodies being read at once", "budget_bytes", f.bodies.max)
 		}
