@@ -94,6 +94,10 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	limit := f.g.Config().MaxMessage
 	rd := budgetedRead{budget: &f.bodies}
 	defer func() { f.bodies.release(rd.reserved) }()
+	if br := bodyReaderOf(r); br != nil { // see connbody.go
+		br.ReadingBody(true)
+		defer br.ReadingBody(false)
+	}
 	// The read deadline (set in ServeHTTP) stays on unless the whole body
 	// came in: what is left of a body that stalled or is too large must
 	// not hold the connection while net/http reads it.
