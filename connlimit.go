@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgate/mcpgate/httpfront"
 )
 
 // maxHTTPConns bounds the connections the HTTP front holds at once (or
@@ -32,8 +34,10 @@ const headerStall = time.Second
 // limit, a new connection closes the one idle longest (a keep-alive
 // between requests, which a client opens again as it would after the idle
 // timeout), else the one that has been reading its request's headers
-// longest if that is headerStall or more; else it waits for a place: the
-// others are serving requests, or just began reading their headers.
+// longest if that is headerStall or more, else the one whose request body
+// (httpfront.BodyReader) has brought nothing for longest, if that is
+// headerStall or more; else it waits for a place: the others are serving
+// requests, or just began reading their headers or stalling.
 type connLimit struct {
 	net.Listener
 	max int
@@ -44,9 +48,13 @@ type connLimit struct {
 	// order they joined: so that at the limit the next to close is found
 	// at once (a scan of 4096 took 60 µs, under mu, per connection).
 	idle, heading connList
-	freed         chan struct{} // a place came free, or a connection went idle (capacity 1)
-	closed        chan struct{}
-	once          sync.Once
+	// all are the connections open, each at its allAt: at the limit, those
+	// reading a body are looked through for one that stalled (a scan, but
+	// only then, where a list would take mu on every request's body).
+	all    []*limitedConn
+	freed  chan struct{} // a place came free, or a connection went idle (capacity 1)
+	closed chan struct{}
+	once   sync.Once
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
@@ -68,6 +76,11 @@ type limitedConn struct {
 	since      time.Time
 	prev, next *limitedConn
 	closed     bool
+	allAt      int // its index in l.all, while open
+	// reading: a request's body is being read (ReadingBody); progress:
+	// when a read last brought some of it (Unix ns), or when it began.
+	reading  atomic.Bool
+	progress atomic.Int64
 }
 
 // connList is a list through the connections themselves, oldest first.
@@ -117,6 +130,9 @@ func (l *connLimit) move(c *limitedConn, to *connList) {
 
 func (c *limitedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
+	if n > 0 && c.reading.Load() {
+		c.progress.Store(time.Now().UnixNano())
+	}
 	if n > 0 && c.idle.Load() {
 		c.l.mu.Lock()
 		if c.list == &c.l.idle {
@@ -145,14 +161,48 @@ func (c *limitedConn) CloseWrite() error {
 	return nil
 }
 
+// ReadingBody is told by the HTTP front while a request's body is read
+// (httpfront.BodyReader): a body that brings nothing for headerStall may
+// give its place up at the limit, as headers that stall do.
+func (c *limitedConn) ReadingBody(reading bool) {
+	if reading {
+		c.progress.Store(time.Now().UnixNano())
+	}
+	c.reading.Store(reading)
+}
+
 // release gives a closed connection's place back.
 func (l *connLimit) release(c *limitedConn) {
 	l.mu.Lock()
 	l.open--
 	c.closed = true
 	l.move(c, nil)
+	last := l.all[len(l.all)-1]
+	l.all[c.allAt], last.allAt = last, c.allAt
+	l.all[len(l.all)-1] = nil
+	l.all = l.all[:len(l.all)-1]
 	l.mu.Unlock()
 	l.wake()
+}
+
+// stalledBody returns the connection whose body has brought nothing for
+// longest, if that is headerStall or more; else how long until one could
+// have (negative: none is reading a body). Guarded by l.mu.
+func (l *connLimit) stalledBody() (victim *limitedConn, stalls time.Duration) {
+	now := time.Now().UnixNano()
+	oldest := now
+	for _, c := range l.all {
+		if p := c.progress.Load(); c.reading.Load() && p < oldest {
+			victim, oldest = c, p
+		}
+	}
+	if victim == nil {
+		return nil, -1
+	}
+	if quiet := time.Duration(now - oldest); quiet < headerStall {
+		return nil, headerStall - quiet
+	}
+	return victim, 0
 }
 
 // wake tells an Accept waiting for a place to look again.
@@ -175,7 +225,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		if l.open < l.max {
 			l.open++
-			lc := &limitedConn{Conn: c, l: l}
+			lc := &limitedConn{Conn: c, l: l, allAt: len(l.all)}
+			l.all = append(l.all, lc)
 			l.move(lc, &l.heading)
 			l.mu.Unlock()
 			return lc, nil
@@ -186,6 +237,12 @@ func (l *connLimit) Accept() (net.Conn, error) {
 				victim = h
 			} else {
 				stalls = headerStall - age
+			}
+		}
+		if victim == nil {
+			var body time.Duration
+			if victim, body = l.stalledBody(); victim == nil && body >= 0 && (stalls < 0 || body < stalls) {
+				stalls = body
 			}
 		}
 		if victim != nil {
@@ -245,4 +302,10 @@ func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	if state == http.StateIdle {
 		l.wake() // an Accept waiting may close it
 	}
+}
+
+// frontServer is the HTTP front's server, its connections held by l.
+func frontServer(front *httpfront.Front, l *connLimit) *http.Server {
+	return &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes,
+		ConnState: l.track, ConnContext: httpfront.ConnContext}
 }

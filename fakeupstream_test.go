@@ -620,7 +620,9 @@ func (f *fake) callTool(ctx context.Context, params json.RawMessage) (json.RawMe
 			text = "client failed: " + err.Error()
 		}
 		if do.AskResultFile != "" {
-			os.WriteFile(do.AskResultFile, []byte(text+"\n"), 0o644)
+			// Whole when it appears: a script waits for the file, then reads it.
+			os.WriteFile(do.AskResultFile+".tmp", []byte(text+"\n"), 0o644)
+			os.Rename(do.AskResultFile+".tmp", do.AskResultFile)
 		}
 		if n := do.NotifyAfter; n != nil {
 			f.conn.Notify(ctx, n.Method, n.Params)

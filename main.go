@@ -378,7 +378,7 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	// own deadline in the front; IdleTimeout closes idle keep-alives.
 	limited := newConnLimit(ln, httpConnLimit(cfg.HTTP.MaxSessions))
 	ln = limited
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, ConnState: limited.track}
+	srv := frontServer(front, limited)
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)

@@ -3,6 +3,7 @@ package httpfront
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -22,9 +23,12 @@ import (
 const bodyBudgetBytes = 256 << 20
 
 // bodyBudget counts the bytes of request bodies being read. Each read
-// reserves what its body may take (Content-Length, or the message limit
-// when the length is not given) before reading, and gives it back after:
-// the body read is then the session's (bounded by its queues), or gone.
+// reserves what its buffer holds (see readAnnounced: what arrived, and a
+// few times that ahead), before it grows, and gives it back after: the
+// body read is then the session's (bounded by its queues), or gone.
+// Counted as announced (Content-Length, or the message limit), sixteen
+// connections announcing 16 MiB and sending a byte held the whole budget,
+// and every other POST was refused while they stalled.
 //
 // Every POST reserves and gives back twice (its read, then its request
 // held while it runs), on one count for the whole front: a compare-and-swap
@@ -53,6 +57,29 @@ func (b *bodyBudget) reserve(n int64) (ok, first bool) {
 	}
 }
 
+// budgetedRead is one body's read within a budget: what it reserved, to
+// be given back once the body is read, and whether a refusal was the first
+// of an episode (to be logged).
+type budgetedRead struct {
+	budget       *bodyBudget
+	reserved     int64
+	firstRefusal bool
+}
+
+// take reserves n more bytes for the body; true without a bound (nil).
+func (rd *budgetedRead) take(n int) bool {
+	if rd == nil {
+		return true
+	}
+	ok, first := rd.budget.reserve(int64(n))
+	if !ok {
+		rd.firstRefusal = first
+		return false
+	}
+	rd.reserved += int64(n)
+	return true
+}
+
 func (b *bodyBudget) release(n int64) {
 	b.reading.Add(-n)
 }
@@ -65,28 +92,28 @@ func (b *bodyBudget) inUse() int64 {
 // front's body budget.
 func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	limit := f.g.Config().MaxMessage
-	reserve := int64(limit) + 1 // what LimitReader below may read
-	if r.ContentLength >= 0 {
-		reserve = min(reserve, r.ContentLength)
+	rd := budgetedRead{budget: &f.bodies}
+	defer func() { f.bodies.release(rd.reserved) }()
+	if br := bodyReaderOf(r); br != nil { // see connbody.go
+		br.ReadingBody(true)
+		defer br.ReadingBody(false)
 	}
-	ok, first := f.bodies.reserve(reserve)
-	if !ok {
-		if first {
+	// The read deadline (set in ServeHTTP) stays on unless the whole body
+	// came in: what is left of a body that stalled or is too large must
+	// not hold the connection while net/http reads it.
+	body, err := readAnnouncedWithin(r.Body, r.ContentLength, limit+1, &rd)
+	if errors.Is(err, errBodyBudget) {
+		if rd.firstRefusal {
 			f.g.Logger().Warn("HTTP requests refused: too many request bodies being read at once", "budget_bytes", f.bodies.max)
 		}
-		// The body is not read, so the id of the request in it is not
-		// known: the error carries none.
+		// The body is not read to its end, so the id of the request in it
+		// is not known: the error carries none.
 		w.Header().Set("Connection", "close") // the body is still on the wire
 		w.Header().Set("Retry-After", "1")
 		jsonError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.ErrInternal,
 			"mcpgate is reading too many request bodies at once (%d MiB in all); try again shortly", f.bodies.max>>20))
 		return nil, false
 	}
-	defer f.bodies.release(reserve)
-	// The read deadline (set in ServeHTTP) stays on unless the whole body
-	// came in: what is left of a body that stalled or is too large must
-	// not hold the connection while net/http reads it.
-	body, err := readAnnounced(r.Body, r.ContentLength, limit+1)
 	if err != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is still on the wire
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
@@ -135,20 +162,31 @@ func oneLine(body []byte) []byte {
 // bodyFirst is the most of a body's announced length that is allocated
 // before any of it arrived, and bodyAhead how many times what arrived the
 // buffer may grow to: a client announcing 64 MiB and sending a few bytes
-// must not have the gateway hold 64 MiB for it (the body budget counts
-// what is announced; this is what memory holds).
+// must not have the gateway hold 64 MiB for it, nor take that much of the
+// body budget, which counts what the buffers hold. Small enough that the
+// connections mcpgate holds (4096) cannot take half the budget before
+// sending anything.
 const (
-	bodyFirst = 1 << 20
+	bodyFirst = 32 << 10
 	bodyAhead = 8
 )
 
+// errBodyBudget: a body's buffer could not grow within the body budget.
+var errBodyBudget = errors.New("too many request bodies being read at once")
+
 // readAnnounced reads a body of announced bytes (-1: not known) up to most
-// bytes (and perhaps a little more). A body up to bodyFirst, or announced
-// and arriving as announced, is read into one buffer of its size;
-// io.ReadAll would start small and grow it several times. A big one is
-// read into a buffer that grows to its size in a few steps, each at most
-// bodyAhead times what came.
+// bytes (and perhaps a little more). A body up to bodyFirst that announced
+// its length is read into one buffer of its size; io.ReadAll would start
+// small and grow it several times. A bigger one is read into a buffer that
+// grows to its size in a few steps, each at most bodyAhead times what
+// came.
 func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
+	return readAnnouncedWithin(body, announced, most, nil)
+}
+
+// readAnnouncedWithin is readAnnounced with each buffer's bytes taken from
+// rd's budget first (nil: no bound): errBodyBudget when they do not fit.
+func readAnnouncedWithin(body io.Reader, announced int64, most int, rd *budgetedRead) ([]byte, error) {
 	size := most
 	if announced >= 0 && announced < int64(most) {
 		size = int(announced)
@@ -160,12 +198,18 @@ func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
 		// small request's buffer was otherwise mostly MinRead's slack.
 		room = size + 1
 	}
+	if !rd.take(room) {
+		return nil, errBodyBudget
+	}
 	buf := make([]byte, 0, room)
 	for len(buf) < most {
 		if len(buf) == cap(buf) {
 			next := min(bodyAhead*len(buf), most)
 			if size > len(buf) {
 				next = min(next, size)
+			}
+			if !rd.take(next + bytes.MinRead - cap(buf)) {
+				return buf, errBodyBudget
 			}
 			buf = append(make([]byte, 0, next+bytes.MinRead), buf...)
 		}

@@ -102,10 +102,8 @@ func (f *Front) servePost(w http.ResponseWriter, r *http.Request, written time.T
 		}
 		if v := header(r.Header, headerProtocol); isModernVersion(v) {
 			if msg.IsRequest() {
-				if _, err := rawjson.SplitValid(msg.Params); len(msg.Params) > 0 && err != nil {
-					// Its envelope could not be read for that (a member
-					// repeated): the fault is named, as over stdio.
-					jsonError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params: %v", err))
+				if err := envelopeFault(msg.Params); err != nil {
+					jsonError(w, http.StatusBadRequest, msg.ID, err)
 					return
 				}
 				jsonError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.ErrInvalidParams,

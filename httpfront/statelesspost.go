@@ -60,7 +60,15 @@ func (f *Front) serveModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		}
 	}()
 	if call := f.g.ServeStateless(msg, opts); call != nil { // a plain tools/call: no session (see proxy/statelesscall.go)
-		if answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done()); answer != nil {
+		answer := call.Wait(r.Context().Done(), f.sessionsCtx.Done())
+		// Served: Close waits no longer, as for a session's request, and
+		// leaves the answer's write to http.Server.Shutdown, which bounds
+		// it; a client that read nothing held Close for the write deadline.
+		// The place is held until the answer is written.
+		handed = true
+		f.serving.Done()
+		defer f.releaseStateless(listen, bodySize, client)
+		if answer != nil {
 			status := http.StatusOK // an answer in parts is a result
 			if len(answer) == 1 {
 				status = servedStatus(answer[0])

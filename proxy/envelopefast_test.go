@@ -29,6 +29,9 @@ func readEnvelopeSlow(msg *jsonrpc.Message) (*envelope, error) {
 	}
 	meta, err := rawjson.SplitValid(metaRaw)
 	if err != nil {
+		if rawjson.MayHoldKey(metaRaw, metaKeyPrefix) { // an envelope with a member repeated
+			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params._meta: %v", err)
+		}
 		return nil, nil
 	}
 	rawVersion, ok := meta.Get(metaProtocolVersion)
@@ -75,6 +78,8 @@ func FuzzReadEnvelope(f *testing.F) {
 		`"io.modelcontextprotocol/protocolVersion":"2025-11-25"`,
 		`"io.modelcontextprotocol/protocolVersion":5`,
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"x"`,
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`,
+		`"progressToken":1,"progressToken":2`,
 	} {
 		f.Add(`{"name":"t","arguments":{},"_meta":{` + meta + `}}`)
 	}

@@ -94,6 +94,13 @@ func readEnvelope(msg *jsonrpc.Message) (*envelope, error) {
 	var members [8]rawjson.Member // on the stack: what is kept is copied or parsed
 	meta, err := rawjson.SplitValidInto(members[:], metaRaw)
 	if err != nil {
+		if rawjson.MayHoldKey(metaRaw, metaKeyPrefix) {
+			// An envelope with a member repeated: which one counts would
+			// depend on who reads it (a server reading the last would take
+			// capabilities mcpgate never saw), so it is refused, not taken
+			// for a legacy _meta and passed on.
+			return nil, jsonrpc.Errorf(jsonrpc.ErrInvalidParams, "params._meta: %v", err)
+		}
 		return nil, nil
 	}
 	rawVersion, ok := meta.Get(metaProtocolVersion)
