@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/detect"
 )
 
 // The secrets the differential plants: each kind the real detector's
@@ -54,7 +58,7 @@ func writeJSONString(b *strings.Builder, s string, rng *rand.Rand, escapeRate in
 // randomText is prose, logs and multi-byte characters with secrets
 // planted, about size bytes.
 func randomText(rng *rand.Rand, size int) string {
-	fillers := []string{"log line ", "quoted \"word\" ", "tab\there ", "é", "\U0001F600", "—", "\\path\\to ", "a/b/c ", "\n", "text: ", "x"}
+	fillers := []string{"Zx9Qw2Lp7Rt5Vb3Nm8Kj4Hg6Fd1Sa0Yc", "log line ", "quoted \"word\" ", "tab\there ", "é", "\U0001F600", "—", "\\path\\to ", "a/b/c ", "\n", "text: ", "x"}
 	var b strings.Builder
 	for b.Len() < size {
 		if rng.IntN(8) == 0 {
@@ -146,11 +150,14 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 			detectorPolicy(t, newInjection, "injection", "audit"),
 		},
 	}
+	entropy := config.Policy{Name: "entropy", Path: "policies[0]", Enabled: true, Action: "audit", On: []string{"results"}, HighEntropy: true}
+	chains["high entropy, audit"] = Chain{mustPolicy(t, newSecrets, entropy), detectorPolicy(t, newSecrets, "secrets", "redact")}
 	rounds := 40
 	if testing.Short() {
 		rounds = 8
 	}
 	ctx := context.Background()
+	entropyFound := 0
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(uint64(round), 30))
 		var b strings.Builder
@@ -181,6 +188,11 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 				t.Fatalf("round %d, %s: with the prescan Run gave records %+v (denied %v), without %+v (denied %v); same message: %v",
 					round, name, records, denied, wantRecords, wantDenied, string(msg) == string(wantMsg))
 			}
+			for _, r := range records {
+				if r.Policy == "entropy" {
+					entropyFound++
+				}
+			}
 			for _, s := range plantedSecrets[:2] {
 				if strings.Contains(string(msg), s) {
 					t.Fatalf("round %d, %s: a planted secret is in the result Run returned", round, name)
@@ -188,4 +200,46 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 			}
 		}
 	}
+	if entropyFound == 0 {
+		t.Fatal("the high-entropy scan found nothing: the differential does not reach it")
+	}
+}
+
+// FuzzPrescanStreamsAsScan: a string long enough to be streamed, its body
+// the fuzzer's bytes (escapes, pairs, invalid UTF-8, secrets) after a
+// padding, read in pieces cut anywhere: the real secrets detector's
+// findings through the prescan are Scan's on the string the shared
+// decoding finds.
+func FuzzPrescanStreamsAsScan(f *testing.F) {
+	f.Add(`key `+awsKey+` \n`+githubToken, uint64(1))
+	f.Add(`\u0041KIAZ2Q3W4E5R6T7Y2U3 \ud83d\ude00 `+awsKey+`\\`, uint64(2))
+	f.Add(strings.ReplaceAll(privateKey, "\n", `\n`), uint64(3))
+	f.Add("\xff"+awsKey+"\xe2\x82 \\\"", uint64(4))
+	f.Add(`postgres://admin:s3cr3tP4ssw0rd@db.example.com:5432/prod\/x`, uint64(5))
+	p, err := newSecrets(config.Policy{Name: "secrets", Path: "policies[0]", Enabled: true, Action: "redact", On: []string{"results"}}, Env{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	secretsScan := p.(*textScan)
+	f.Fuzz(func(t *testing.T, body string, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, seed>>9))
+		pad := strings.Repeat("padding ", streamFrom/8+rng.IntN(64))
+		line := []byte(`{"text":"` + pad[:rng.IntN(len(pad))] + body + `","n":1}`)
+		ss := &sharedStrings{msg: line}
+		if ss.of(line) == nil || ss.err != nil || len(ss.strings) != 1 {
+			return // not one string value
+		}
+		ps, _ := prescanPieces(Chain{secretsScan}, line, rng)
+		if ps.failed || len(ps.strings) != 1 || ps.strings[0] != ss.strings[0] {
+			t.Fatalf("%q: the prescan (failed %v) found %d strings, want %+v", body, ps.failed, len(ps.strings), ss.strings[0])
+		}
+		want := secretsScan.det.Scan(ss.strings[0].s, nil)
+		var got []detect.Finding
+		if sc := ps.scans[0]; len(sc.hits) > 0 {
+			got = sc.finds[sc.hits[0].lo:sc.hits[0].hi]
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: the prescan found %v, Scan finds %v", body, got, want)
+		}
+	})
 }
