@@ -140,7 +140,7 @@ func prescanPieces(c Chain, line []byte, rng *rand.Rand) (*Prescan, []byte) {
 // secrets detector's Stream, framed in a response line, read in pieces cut
 // anywhere: Run with the prescan returns what Run without it returns, for
 // the default set and for chains where a policy before redacts (the
-// prescan must then go unused).
+// prescan must then go unused); RunAhead and its rest too.
 func TestPrescanDifferentialRealSecrets(t *testing.T) {
 	chains := map[string]Chain{
 		"default": defaultDetectorSet(t),
@@ -157,7 +157,7 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 		rounds = 8
 	}
 	ctx := context.Background()
-	entropyFound := 0
+	entropyFound, big := 0, 0
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(uint64(round), 30))
 		var b strings.Builder
@@ -174,6 +174,9 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 		prefix := []string{`{"jsonrpc":"2.0","id":7,"result":`, `{"id":"a\"}","jsonrpc":"2.0", "result" : `}[rng.IntN(2)]
 		suffix := []string{`}`, `,"id":9}`, " \t}"}[rng.IntN(3)]
 		line := []byte(prefix + result + suffix)
+		if len(result) >= concurrentMin {
+			big++ // its later policies decide early, on the prescan's strings
+		}
 		for name, chain := range chains {
 			ps, buf := prescanPieces(chain, line, rng)
 			in := toolCall(Result, "")
@@ -188,6 +191,15 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 				t.Fatalf("round %d, %s: with the prescan Run gave records %+v (denied %v), without %+v (denied %v); same message: %v",
 					round, name, records, denied, wantRecords, wantDenied, string(msg) == string(wantMsg))
 			}
+			// RunAhead too, its tail held until rest: the same in all.
+			aheadMsg, aheadRecords, aheadDenied, rest := chain.RunAhead(ctx, in)
+			if rest != nil {
+				aheadRecords = append(aheadRecords, rest()...)
+			}
+			if string(aheadMsg) != string(wantMsg) || !reflect.DeepEqual(aheadRecords, wantRecords) || !reflect.DeepEqual(aheadDenied, wantDenied) {
+				t.Fatalf("round %d, %s: with the prescan RunAhead gave records %+v (denied %v), Run without %+v (denied %v); same message: %v",
+					round, name, aheadRecords, aheadDenied, wantRecords, wantDenied, string(aheadMsg) == string(wantMsg))
+			}
 			for _, r := range records {
 				if r.Policy == "entropy" {
 					entropyFound++
@@ -199,6 +211,9 @@ func TestPrescanDifferentialRealSecrets(t *testing.T) {
 				}
 			}
 		}
+	}
+	if big == 0 {
+		t.Fatal("no result was big enough for the policies to decide side by side")
 	}
 	if entropyFound == 0 {
 		t.Fatal("the high-entropy scan found nothing: the differential does not reach it")
