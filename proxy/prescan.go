@@ -17,7 +17,8 @@ import (
 // prescan to the call's Run through the server's slot: one at a time, the
 // last line's, taken by the Run on that line's result (runChain) and
 // replaced by the next long line's; one whose message is never decided on
-// (a notification, a call given up, a policy reload) is let go then.
+// (a policy reload) is let go then, and the late answer to a call given up
+// as soon as it is read (lateAnswer).
 
 // prescanSlot holds a server's last finished prescan.
 type prescanSlot struct {
@@ -33,6 +34,15 @@ func (s *prescanSlot) take(msg json.RawMessage) *policy.Prescan {
 	}
 	return ps
 }
+
+// lateAnswer lets go of the prescan of the line just read, an answer to a
+// call given up: nobody decides on it, and kept until the server's next big
+// result it would hold the line and its decoding (twice the result) while
+// that one is read. Told on the reader goroutine, right after the line was
+// read: the slot holds its prescan, if it had one (else an older line's,
+// whose Run then decides without it). Emptied before the call is forgotten
+// (givenUpCalls.forget), which a test waits for.
+func (s *prescanSlot) lateAnswer() { s.last.Store(nil) }
 
 // watchResults has the long lines of a stdio server's stream prescanned
 // for the Result stage of its policies, when they have text scans there.
