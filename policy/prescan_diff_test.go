@@ -258,3 +258,58 @@ func FuzzPrescanStreamsAsScan(f *testing.F) {
 		}
 	})
 }
+
+// TestPrescanCutAtEveryByte: a streamed string whose end holds every kind
+// of place a piece can end at (inside \uXXXX, between a surrogate pair's
+// halves, after a lone backslash of \\, inside a UTF-8 sequence and an
+// invalid one, inside a secret written with escapes, between the closing
+// quote and what says it is a value) is cut at each of its bytes, alone
+// and one piece after another: the prescan finds the strings the shared
+// decoding finds and the real secrets Scan's findings in them.
+func TestPrescanCutAtEveryByte(t *testing.T) {
+	p, err := newSecrets(config.Policy{Name: "secrets", Path: "policies[0]", Enabled: true, Action: "redact", On: []string{"results"}}, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretsScan := p.(*textScan)
+	tricky := `\u00e9\ud83d\ude00 \\ \" \/ ` + "\xe2\x82\xac \xe2\x82 \xff é " + `\u0041KIAZ2Q3W4E5R6T7Y2U3 \n` + awsKey + `\\`
+	pad := strings.Repeat("padding ", streamFrom/8)
+	line := []byte(`{"k":1,"text":"` + pad + tricky + `" , "n":["` + tricky + `"]}`)
+	ss := &sharedStrings{msg: line}
+	if ss.of(line) == nil || ss.err != nil {
+		t.Fatal("the shared decoding cannot read the line")
+	}
+	check := func(what string, ps *Prescan) {
+		t.Helper()
+		if ps.failed || len(ps.strings) != len(ss.strings) {
+			t.Fatalf("%s: the prescan (failed %v) found %d strings, the shared decoding %d", what, ps.failed, len(ps.strings), len(ss.strings))
+		}
+		hits := ps.scans[0].hits
+		for i, js := range ss.strings {
+			if ps.strings[i] != js {
+				t.Fatalf("%s: string %d is %+v in the prescan, %+v in the shared decoding", what, i, ps.strings[i], js)
+			}
+			want := secretsScan.det.Scan(js.s, nil)
+			var got []detect.Finding
+			if len(hits) > 0 && hits[0].index == i {
+				got, hits = ps.scans[0].finds[hits[0].lo:hits[0].hi], hits[1:]
+			}
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Fatalf("%s: string %d: the prescan found %v, Scan finds %v (want some)", what, i, got, want)
+			}
+		}
+	}
+	chain := Chain{secretsScan}
+	from := len(`{"k":1,"text":"`) + len(pad) - 16
+	every := chain.Prescan(Result)
+	for cut := from; cut < len(line); cut++ {
+		ps := chain.Prescan(Result)
+		ps.Advance(line[:from-1])
+		ps.Advance(line[:cut])
+		ps.Finish(line)
+		check(fmt.Sprintf("cut at %d", cut), ps)
+		every.Advance(line[:cut])
+	}
+	every.Finish(line)
+	check("cut at every byte", every)
+}
