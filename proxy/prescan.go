@@ -83,11 +83,12 @@ func (w *prescanWatch) Done(line []byte) {
 
 // mayBeResult reports whether a line that starts with first may be a
 // result the Result stage decides on: not a message with a method (a
-// server's request or notification), nor a result that lists (its items
-// are decided on one by one, at the List stage). It reads the members of
-// the message and of its result as far as first goes, skipping strings;
-// it only spares the work of a prescan nobody would use: a result taken
-// for a list is decided on as if it had none.
+// server's request or notification) or an error, nor a result that lists
+// (its items are decided on one by one, at the List stage). It reads the
+// members of the message and of its result as far as first goes,
+// skipping strings; it only spares the work of a prescan nobody would use
+// (kept in the slot until the next): a result taken for a list is decided
+// on as if it had none.
 func mayBeResult(first []byte) bool {
 	depth := 0
 	var top string // the message's member being read
@@ -112,7 +113,7 @@ func mayBeResult(first []byte) bool {
 			switch {
 			case depth == 1:
 				top = name
-				if name == "method" {
+				if name == "method" || name == "error" {
 					return false
 				}
 			case top == "result" && v < len(first) && first[v] == '[' && slices.Contains(listMembers, name):
