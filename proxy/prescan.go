@@ -17,7 +17,8 @@ import (
 // prescan to the call's Run through the server's slot: one at a time, the
 // last line's, taken by the Run on that line's result (runChain) and
 // replaced by the next long line's; one whose message is never decided on
-// (a notification, a call given up, a policy reload) is let go then.
+// (a policy reload) is let go then, and the late answer to a call given up
+// as soon as it is read (lateAnswer).
 
 // prescanSlot holds a server's last finished prescan.
 type prescanSlot struct {
@@ -33,6 +34,15 @@ func (s *prescanSlot) take(msg json.RawMessage) *policy.Prescan {
 	}
 	return ps
 }
+
+// lateAnswer lets go of the prescan of the line just read, an answer to a
+// call given up: nobody decides on it, and kept until the server's next big
+// result it would hold the line and its decoding (twice the result) while
+// that one is read. Told on the reader goroutine, right after the line was
+// read: the slot holds its prescan, if it had one (else an older line's,
+// whose Run then decides without it). Emptied before the call is forgotten
+// (givenUpCalls.forget), which a test waits for.
+func (s *prescanSlot) lateAnswer() { s.last.Store(nil) }
 
 // watchResults has the long lines of a stdio server's stream prescanned
 // for the Result stage of its policies, when they have text scans there.
@@ -73,11 +83,12 @@ func (w *prescanWatch) Done(line []byte) {
 
 // mayBeResult reports whether a line that starts with first may be a
 // result the Result stage decides on: not a message with a method (a
-// server's request or notification), nor a result that lists (its items
-// are decided on one by one, at the List stage). It reads the members of
-// the message and of its result as far as first goes, skipping strings;
-// it only spares the work of a prescan nobody would use: a result taken
-// for a list is decided on as if it had none.
+// server's request or notification) or an error, nor a result that lists
+// (its items are decided on one by one, at the List stage). It reads the
+// members of the message and of its result as far as first goes,
+// skipping strings; it only spares the work of a prescan nobody would use
+// (kept in the slot until the next): a result taken for a list is decided
+// on as if it had none.
 func mayBeResult(first []byte) bool {
 	depth := 0
 	var top string // the message's member being read
@@ -102,7 +113,7 @@ func mayBeResult(first []byte) bool {
 			switch {
 			case depth == 1:
 				top = name
-				if name == "method" {
+				if name == "method" || name == "error" {
 					return false
 				}
 			case top == "result" && v < len(first) && first[v] == '[' && slices.Contains(listMembers, name):

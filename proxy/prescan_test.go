@@ -10,8 +10,9 @@ import (
 
 // Only a line that may be a result decided on at the Result stage is
 // prescanned: not a list (its items are decided on one by one), nor a
-// server's request or notification. A name in a string, or deeper than
-// the result's members, is neither.
+// server's request or notification, nor an error answer (its prescan would
+// be kept, unused, until the next). A name in a string, or deeper than the
+// result's members, is neither.
 func TestPrescanOnlyWhatMayBeAResult(t *testing.T) {
 	for first, want := range map[string]bool{
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x`:                     true,
@@ -24,6 +25,7 @@ func TestPrescanOnlyWhatMayBeAResult(t *testing.T) {
 		`{"result":{"_meta":{"k":"v"},"resourceTemplates":[`:                                        false,
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`:                      false,
 		`{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{`:                      false,
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"`:                                false,
 	} {
 		if got := mayBeResult([]byte(first)); got != want {
 			t.Errorf("%s: prescanned %v, want %v", first, got, want)

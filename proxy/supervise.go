@@ -236,7 +236,10 @@ func (u *upstream) connect() (*wire, error) {
 		MaxInFlight:      maxServerRequests,
 		MaxInFlightBytes: maxServerRequestBytes,
 		Received:         u.arrived,
-		LateAnswer:       givenUp.forget,
+		LateAnswer: func(id jsonrpc.ID) {
+			u.prescan.lateAnswer()
+			givenUp.forget(id)
+		},
 	}).Start()
 	return &wire{conn: conn, out: out, link: l, listen: newUpListen(), givenUp: givenUp}, nil
 }
