@@ -44,8 +44,10 @@ import (
 const (
 	headerSession  = "Mcp-Session-Id"
 	headerProtocol = "Mcp-Protocol-Version"
-	// bodyReadTimeout bounds reading one request body.
-	bodyReadTimeout = time.Minute
+	// BodyReadTimeout bounds reading one request body. An http.Server
+	// whose ReadTimeout is at most this bounds it already (see
+	// serverBoundsBody).
+	BodyReadTimeout = time.Minute
 	// methodInitialize opens a session: the one request that may come
 	// without a session id.
 	methodInitialize = "initialize"
@@ -72,7 +74,7 @@ type Front struct {
 	clientsOnce sync.Once
 	clients     []string
 
-	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
+	bodyTimeout  time.Duration // bounds reading one request body: BodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once
 	keptNotes    keptNotes     // bounds the notifications kept for sessions' GET streams, all together
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
@@ -100,7 +102,7 @@ type Front struct {
 // where it will be served (for the default allowed Host values).
 func New(g *proxy.Gateway, listenAddr string) *Front {
 	cfg := g.Config().HTTP
-	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: BodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.bodies.max = max(bodyBudgetBytes, heldCost(g.Config().MaxMessage)+1) // one request of any allowed size fits, held while it runs
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
@@ -127,12 +129,12 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	written := now.Add(f.writeTimeout)
 	setWriteDeadline(w, written)
-	if r.ContentLength != 0 {
+	if r.ContentLength != 0 && !f.serverBoundsBody(r) {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
-		// answering. readBody lifts the deadline once the body is in,
-		// so that an answer streamed later is not cut. (http.Server's
-		// ReadTimeout cannot do this: it would stay on through the stream.)
+		// answering. net/http lifts the deadline once the body is read
+		// to its end (it then starts its background read), so that an
+		// answer streamed later is not cut.
 		setReadDeadline(w, now.Add(f.bodyTimeout))
 	}
 	if f.postDirect && r.Method == http.MethodPost && r.URL.Path == f.cfg.Path {
@@ -144,6 +146,17 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mux.ServeHTTP(w, r)
+}
+
+// serverBoundsBody reports whether the http.Server serving r sets a read
+// deadline for the whole request, body included, no later than the
+// front's own (its ReadTimeout, from the request's start): net/http sets
+// it on every request anyway (clearing the header's), and lifts it as
+// the body ends, as it lifts the front's, so a deadline of the front's
+// own would be a timer's reset more on every request.
+func (f *Front) serverBoundsBody(r *http.Request) bool {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return srv != nil && srv.ReadTimeout > 0 && srv.ReadTimeout <= f.bodyTimeout
 }
 
 // Close shuts the sessions down as stdio's end does: no new sessions or
