@@ -47,6 +47,9 @@ type connLimit struct {
 	freed         chan struct{} // a place came free, or a connection went idle (capacity 1)
 	closed        chan struct{}
 	once          sync.Once
+	// waiting counts the Accepts waiting on freed: with none (as on every
+	// request while places are free), nobody is told.
+	waiting int
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
@@ -63,7 +66,9 @@ type limitedConn struct {
 	// under a request under way, lost to its client.
 	idle atomic.Bool
 	// Guarded by l.mu: the list it is in (nil: none, it is serving a
-	// request or closing), since when, its neighbours there.
+	// request or closing), since when (in l.heading only: the idle are
+	// closed in their order alone, and their time is not read on every
+	// request), its neighbours there.
 	list       *connList
 	since      time.Time
 	prev, next *limitedConn
@@ -110,7 +115,11 @@ func (l *connLimit) move(c *limitedConn, to *connList) {
 		c.list.remove(c)
 	}
 	if to != nil && !c.closed {
-		to.push(c, time.Now())
+		var now time.Time
+		if to == &l.heading {
+			now = time.Now()
+		}
+		to.push(c, now)
 	}
 	c.idle.Store(c.list == &l.idle)
 }
@@ -151,8 +160,11 @@ func (l *connLimit) release(c *limitedConn) {
 	l.open--
 	c.closed = true
 	l.move(c, nil)
+	waiting := l.waiting > 0
 	l.mu.Unlock()
-	l.wake()
+	if waiting {
+		l.wake()
+	}
 }
 
 // wake tells an Accept waiting for a place to look again.
@@ -190,13 +202,19 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		}
 		if victim != nil {
 			l.move(victim, nil)
+		} else {
+			l.waiting++
 		}
 		l.mu.Unlock()
 		if victim != nil {
 			victim.Close() // its place comes free now
 			continue
 		}
-		if !l.wait(stalls) {
+		ok := l.wait(stalls)
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+		if !ok {
 			c.Close()
 			return nil, net.ErrClosed
 		}
@@ -241,8 +259,9 @@ func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	} else { // active, hijacked, closed
 		l.move(lc, nil)
 	}
+	waiting := l.waiting > 0
 	l.mu.Unlock()
-	if state == http.StateIdle {
+	if state == http.StateIdle && waiting {
 		l.wake() // an Accept waiting may close it
 	}
 }
