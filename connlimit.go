@@ -73,6 +73,13 @@ type limitedConn struct {
 	since      time.Time
 	prev, next *limitedConn
 	closed     bool
+
+	// The write deadline on the socket, set only when the one there
+	// would not do (connwrite.go); noWriteDeadline: none was asked for
+	// since, and it is lifted before the next write.
+	writeMu         sync.Mutex
+	writeDeadline   time.Time
+	noWriteDeadline atomic.Bool
 }
 
 // connList is a list through the connections themselves, oldest first.
