@@ -373,13 +373,13 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	}
 	g.Start()
 	front := httpfront.New(g, ln.Addr().String())
-	// ReadTimeout bounds each request's body (the front's own bound, set
-	// by net/http instead, see httpfront.BodyReadTimeout): net/http lifts
-	// it once the body is read, so it does not end the event stream
+	// ReadTimeout bounds each request's body (front.BoundBodies): net/http
+	// lifts it once the body is read, so it does not end the event stream
 	// after. IdleTimeout closes idle keep-alives.
 	limited := newConnLimit(ln, httpConnLimit(cfg.HTTP.MaxSessions))
 	ln = limited
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: httpfront.BodyReadTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, ConnState: limited.track}
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, ConnState: limited.track}
+	front.BoundBodies(srv)
 	// Event streams never go idle: end them ourselves, or Shutdown waits forever.
 	srv.RegisterOnShutdown(front.Close)
 	served := make(chan error, 1)

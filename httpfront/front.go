@@ -44,10 +44,8 @@ import (
 const (
 	headerSession  = "Mcp-Session-Id"
 	headerProtocol = "Mcp-Protocol-Version"
-	// BodyReadTimeout bounds reading one request body. An http.Server
-	// whose ReadTimeout is at most this bounds it already (see
-	// serverBoundsBody).
-	BodyReadTimeout = time.Minute
+	// bodyReadTimeout bounds reading one request body.
+	bodyReadTimeout = time.Minute
 	// methodInitialize opens a session: the one request that may come
 	// without a session id.
 	methodInitialize = "initialize"
@@ -74,12 +72,15 @@ type Front struct {
 	clientsOnce sync.Once
 	clients     []string
 
-	bodyTimeout  time.Duration // bounds reading one request body: BodyReadTimeout
+	bodyTimeout  time.Duration // bounds reading one request body: bodyReadTimeout
 	bodies       bodyBudget    // bounds the request bodies read at once
 	keptNotes    keptNotes     // bounds the notifications kept for sessions' GET streams, all together
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 	keepAlive    time.Duration // how often a quiet modern event stream gets a comment: keepAliveEvery
 	maxStateless int           // bounds the modern requests in flight but listens: maxStatelessRequests
+	// serverBoundsBodies: the http.Server's ReadTimeout bounds each body
+	// (BoundBodies), and the front sets no read deadline for it.
+	serverBoundsBodies bool
 
 	// sessionsCtx is every session's Serve context: Close cancels it, and
 	// each session then gets the shutdown grace for its requests in flight.
@@ -102,7 +103,7 @@ type Front struct {
 // where it will be served (for the default allowed Host values).
 func New(g *proxy.Gateway, listenAddr string) *Front {
 	cfg := g.Config().HTTP
-	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: BodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
+	f := &Front{g: g, cfg: cfg, addr: listenAddr, bodyTimeout: bodyReadTimeout, writeTimeout: clientWriteTimeout, keepAlive: keepAliveEvery, maxStateless: maxStatelessRequests, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	f.bodies.max = max(bodyBudgetBytes, heldCost(g.Config().MaxMessage)+1) // one request of any allowed size fits, held while it runs
 	f.sessionsCtx, f.endSessions = context.WithCancel(context.Background())
 	f.mux = http.NewServeMux()
@@ -129,7 +130,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	written := now.Add(f.writeTimeout)
 	setWriteDeadline(w, written)
-	if r.ContentLength != 0 && !f.serverBoundsBody(r) {
+	if r.ContentLength != 0 && !f.serverBoundsBodies {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
 		// answering. net/http lifts the deadline once the body is read
@@ -148,15 +149,15 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mux.ServeHTTP(w, r)
 }
 
-// serverBoundsBody reports whether the http.Server serving r sets a read
-// deadline for the whole request, body included, no later than the
-// front's own (its ReadTimeout, from the request's start): net/http sets
-// it on every request anyway (clearing the header's), and lifts it as
-// the body ends, as it lifts the front's, so a deadline of the front's
-// own would be a timer's reset more on every request.
-func (f *Front) serverBoundsBody(r *http.Request) bool {
-	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
-	return srv != nil && srv.ReadTimeout > 0 && srv.ReadTimeout <= f.bodyTimeout
+// BoundBodies has srv, the one http.Server serving the front, bound each
+// request's body: its ReadTimeout is set to the front's bound. net/http
+// sets that deadline on every request anyway (clearing the header's), and
+// lifts it as the body ends, as it lifts the front's: a deadline of the
+// front's own is then a timer's reset more on every request, and is not
+// set. Call it before srv serves.
+func (f *Front) BoundBodies(srv *http.Server) {
+	srv.ReadTimeout = f.bodyTimeout
+	f.serverBoundsBodies = true
 }
 
 // Close shuts the sessions down as stdio's end does: no new sessions or

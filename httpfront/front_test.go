@@ -26,8 +26,8 @@ func newTestFront(t *testing.T, opts proxy.Options, tune func(*Front)) (*Front, 
 }
 
 // newTestFrontServer is newTestFront with tuneServer, if not nil, given
-// the http.Server before it starts.
-func newTestFrontServer(t *testing.T, opts proxy.Options, tune func(*Front), tuneServer func(*http.Server)) (*Front, *httptest.Server) {
+// the front and its http.Server before it starts.
+func newTestFrontServer(t *testing.T, opts proxy.Options, tune func(*Front), tuneServer func(*Front, *http.Server)) (*Front, *httptest.Server) {
 	t.Helper()
 	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
 	if opts.Logger == nil {
@@ -44,7 +44,7 @@ func newTestFrontServer(t *testing.T, opts proxy.Options, tune func(*Front), tun
 	}
 	ts.Config.Handler = front
 	if tuneServer != nil {
-		tuneServer(ts.Config)
+		tuneServer(front, ts.Config)
 	}
 	ts.Start()
 	t.Cleanup(func() {

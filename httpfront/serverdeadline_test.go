@@ -12,14 +12,20 @@ import (
 	"github.com/mcpgate/mcpgate/proxy"
 )
 
-// A server whose ReadTimeout bounds each request (mcpgate's) bounds the
-// body for the front, which then sets no read deadline of its own (a
-// timer's reset less on every request): a body that stalls past the
-// server's ReadTimeout gets its connection closed, though the front's own
-// bound is an hour away.
+// A server told to bound the bodies (BoundBodies, as mcpgate's is) bounds
+// them with its ReadTimeout, and the front then sets no read deadline of
+// its own (a timer's reset less on every request): a body that stalls
+// past the server's ReadTimeout gets its connection closed, though the
+// front's own bound (which would replace the server's) is an hour away.
 func TestServerReadTimeoutBoundsBody(t *testing.T) {
 	_, ts := newTestFrontServer(t, proxy.Options{}, func(f *Front) { f.bodyTimeout = time.Hour },
-		func(srv *http.Server) { srv.ReadTimeout = 50 * time.Millisecond })
+		func(f *Front, srv *http.Server) {
+			f.BoundBodies(srv)
+			if srv.ReadTimeout != time.Hour {
+				t.Fatalf("BoundBodies set ReadTimeout %v, want the front's bound (1h)", srv.ReadTimeout)
+			}
+			srv.ReadTimeout = 50 * time.Millisecond
+		})
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +49,8 @@ func TestServerReadTimeoutBoundsBody(t *testing.T) {
 // own deadline is: an answer that comes later than it is still delivered.
 func TestServerReadTimeoutLiftedForTheAnswer(t *testing.T) {
 	// initialize waits StartupWait for the upstreams, which never start.
-	_, ts := newTestFrontServer(t, proxy.Options{StartupWait: 300 * time.Millisecond}, nil,
-		func(srv *http.Server) { srv.ReadTimeout = 50 * time.Millisecond })
+	_, ts := newTestFrontServer(t, proxy.Options{StartupWait: 300 * time.Millisecond}, func(f *Front) { f.bodyTimeout = 50 * time.Millisecond },
+		func(f *Front, srv *http.Server) { f.BoundBodies(srv) })
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Accept", "application/json, text/event-stream")
