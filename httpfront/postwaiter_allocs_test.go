@@ -24,7 +24,7 @@ func TestPostAnsweredLaterAllocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.waitChan() // made as the POST's handler waits
+		p.waitState() // made as the POST's handler waits
 		if !st.TryWriteAnswer(answer, id) {
 			t.Fatal("the answer was not taken")
 		}

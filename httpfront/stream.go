@@ -435,7 +435,7 @@ type postWaiter struct {
 	written time.Time
 
 	// ch, wake and gone are made when first asked for (chans,
-	// waitChan), under direct.mu: a request answered on its POST's
+	// waitState), under direct.mu: a request answered on its POST's
 	// goroutine (direct.go), as most are, never needs them, and one
 	// answered later (an inline call, see answernow.go) needs only wake to
 	// wait on: ch and gone are for what comes before the answer (gone for
@@ -474,23 +474,17 @@ func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
 	return p.ch, p.gone
 }
 
-// waitChan returns what the POST's handler waits on, making it if need be.
-func (p *postWaiter) waitChan() chan struct{} {
+// waitState is what the POST's handler waits on (wake, made the first
+// time) and, each time it is woken, looks at: the channel of what comes
+// before the answer (nil: nothing came), and whether the answer is in its
+// slot.
+func (p *postWaiter) waitState() (wake chan struct{}, ch chan postMsg, answered bool) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.wake == nil {
 		p.wake = make(chan struct{}, 1)
 	}
-	return p.wake
-}
-
-// waitState is what the POST's handler, woken, looks at: the channel of
-// what comes before the answer (nil: nothing came), and whether the
-// answer is in its slot.
-func (p *postWaiter) waitState() (ch chan postMsg, answered bool) {
-	p.direct.mu.Lock()
-	defer p.direct.mu.Unlock()
-	return p.ch, p.finalFull
+	return p.wake, p.ch, p.finalFull
 }
 
 // wakeLocked wakes the POST's handler if it waits (or is about to: a
@@ -695,12 +689,12 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		finish()
 		return answer
 	}
-	wake, done := p.waitChan(), r.Context().Done()
+	done := r.Context().Done()
 	// ends is what ends the wait without an answer: the session's end,
 	// or, for an answer owed past it, its connection's close.
 	ends := p.st.ended
 	for {
-		ch, answered := p.waitState()
+		wake, ch, answered := p.waitState()
 		if answered {
 			finish() // takes the answer from its slot and writes it
 			return answer
