@@ -55,6 +55,9 @@ type connLimit struct {
 	freed  chan struct{} // a place came free, or a connection went idle (capacity 1)
 	closed chan struct{}
 	once   sync.Once
+	// waiting counts the Accepts waiting on freed: with none (as on every
+	// request while places are free), nobody is told.
+	waiting int
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
@@ -71,7 +74,9 @@ type limitedConn struct {
 	// under a request under way, lost to its client.
 	idle atomic.Bool
 	// Guarded by l.mu: the list it is in (nil: none, it is serving a
-	// request or closing), since when, its neighbours there.
+	// request or closing), since when (in l.heading only: the idle are
+	// closed in their order alone, and their time is not read on every
+	// request), its neighbours there.
 	list       *connList
 	since      time.Time
 	prev, next *limitedConn
@@ -81,6 +86,13 @@ type limitedConn struct {
 	// when a read last brought some of it (Unix ns), or when it began.
 	reading  atomic.Bool
 	progress atomic.Int64
+
+	// The write deadline on the socket, set only when the one there
+	// would not do (connwrite.go); noWriteDeadline: none was asked for
+	// since, and it is lifted before the next write.
+	writeMu         sync.Mutex
+	writeDeadline   time.Time
+	noWriteDeadline atomic.Bool
 }
 
 // connList is a list through the connections themselves, oldest first.
@@ -123,7 +135,11 @@ func (l *connLimit) move(c *limitedConn, to *connList) {
 		c.list.remove(c)
 	}
 	if to != nil && !c.closed {
-		to.push(c, time.Now())
+		var now time.Time
+		if to == &l.heading {
+			now = time.Now()
+		}
+		to.push(c, now)
 	}
 	c.idle.Store(c.list == &l.idle)
 }
@@ -181,8 +197,11 @@ func (l *connLimit) release(c *limitedConn) {
 	l.all[c.allAt], last.allAt = last, c.allAt
 	l.all[len(l.all)-1] = nil
 	l.all = l.all[:len(l.all)-1]
+	waiting := l.waiting > 0
 	l.mu.Unlock()
-	l.wake()
+	if waiting {
+		l.wake()
+	}
 }
 
 // stalledBody returns the connection whose body has brought nothing for
@@ -247,13 +266,19 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		}
 		if victim != nil {
 			l.move(victim, nil)
+		} else {
+			l.waiting++
 		}
 		l.mu.Unlock()
 		if victim != nil {
 			victim.Close() // its place comes free now
 			continue
 		}
-		if !l.wait(stalls) {
+		ok := l.wait(stalls)
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+		if !ok {
 			c.Close()
 			return nil, net.ErrClosed
 		}
@@ -298,14 +323,17 @@ func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	} else { // active, hijacked, closed
 		l.move(lc, nil)
 	}
+	waiting := l.waiting > 0
 	l.mu.Unlock()
-	if state == http.StateIdle {
+	if state == http.StateIdle && waiting {
 		l.wake() // an Accept waiting may close it
 	}
 }
 
 // frontServer is the HTTP front's server, its connections held by l.
 func frontServer(front *httpfront.Front, l *connLimit) *http.Server {
-	return &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes,
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes,
 		ConnState: l.track, ConnContext: httpfront.ConnContext}
+	front.BoundBodies(srv)
+	return srv
 }

@@ -373,9 +373,9 @@ func serveHTTP(ctx context.Context, g *proxy.Gateway, cfg *config.Config, log *s
 	}
 	g.Start()
 	front := httpfront.New(g, ln.Addr().String())
-	// No ReadTimeout: its deadline stays on the connection while a handler
-	// streams, and would end every event stream after it. Bodies get their
-	// own deadline in the front; IdleTimeout closes idle keep-alives.
+	// ReadTimeout bounds each request's body (front.BoundBodies): net/http
+	// lifts it once the body is read, so it does not end the event stream
+	// after. IdleTimeout closes idle keep-alives.
 	limited := newConnLimit(ln, httpConnLimit(cfg.HTTP.MaxSessions))
 	ln = limited
 	srv := frontServer(front, limited)

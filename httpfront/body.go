@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -130,7 +129,8 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		jsonError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.Errorf(jsonrpc.ErrInvalidRequest, "message exceeds the limit of %d bytes", limit))
 		return nil, false
 	}
-	setReadDeadline(w, time.Time{})
+	// The read deadline is lifted already: net/http lifts it when the
+	// body reads to its end (its background read begins), as it did here.
 	// Closed once read to its end: net/http then knows it is done with,
 	// and does not read it again, to its end, before the answer
 	// (chunkWriter's discard, with a buffer and an allocation per request).

@@ -78,6 +78,9 @@ type Front struct {
 	writeTimeout time.Duration // bounds each write to a client: clientWriteTimeout
 	keepAlive    time.Duration // how often a quiet modern event stream gets a comment: keepAliveEvery
 	maxStateless int           // bounds the modern requests in flight but listens: maxStatelessRequests
+	// serverBoundsBodies: the http.Server's ReadTimeout bounds each body
+	// (BoundBodies), and the front sets no read deadline for it.
+	serverBoundsBodies bool
 
 	// sessionsCtx is every session's Serve context: Close cancels it, and
 	// each session then gets the shutdown grace for its requests in flight.
@@ -127,12 +130,12 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	written := now.Add(f.writeTimeout)
 	setWriteDeadline(w, written)
-	if r.ContentLength != 0 {
+	if r.ContentLength != 0 && !f.serverBoundsBodies {
 		// A body that stalls must not hold the connection, whichever
 		// handler runs: net/http reads what a handler left of it before
-		// answering. readBody lifts the deadline once the body is in,
-		// so that an answer streamed later is not cut. (http.Server's
-		// ReadTimeout cannot do this: it would stay on through the stream.)
+		// answering. net/http lifts the deadline once the body is read
+		// to its end (it then starts its background read), so that an
+		// answer streamed later is not cut.
 		setReadDeadline(w, now.Add(f.bodyTimeout))
 	}
 	if f.postDirect && r.Method == http.MethodPost && r.URL.Path == f.cfg.Path {
@@ -144,6 +147,17 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mux.ServeHTTP(w, r)
+}
+
+// BoundBodies has srv, the one http.Server serving the front, bound each
+// request's body: its ReadTimeout is set to the front's bound. net/http
+// sets that deadline on every request anyway (clearing the header's), and
+// lifts it as the body ends, as it lifts the front's: a deadline of the
+// front's own is then a timer's reset more on every request, and is not
+// set. Call it before srv serves.
+func (f *Front) BoundBodies(srv *http.Server) {
+	srv.ReadTimeout = f.bodyTimeout
+	f.serverBoundsBodies = true
 }
 
 // Close shuts the sessions down as stdio's end does: no new sessions or

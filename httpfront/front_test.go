@@ -22,6 +22,13 @@ import (
 // the gateway.
 func newTestFront(t *testing.T, opts proxy.Options, tune func(*Front)) (*Front, *httptest.Server) {
 	t.Helper()
+	return newTestFrontServer(t, opts, tune, nil)
+}
+
+// newTestFrontServer is newTestFront with tuneServer, if not nil, given
+// the front and its http.Server before it starts.
+func newTestFrontServer(t *testing.T, opts proxy.Options, tune func(*Front), tuneServer func(*Front, *http.Server)) (*Front, *httptest.Server) {
+	t.Helper()
 	cfg := &config.Config{Servers: []config.Server{{Name: "idle", Type: config.TypeStdio, Command: "unused"}}}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -36,6 +43,9 @@ func newTestFront(t *testing.T, opts proxy.Options, tune func(*Front)) (*Front, 
 		tune(front)
 	}
 	ts.Config.Handler = front
+	if tuneServer != nil {
+		tuneServer(front, ts.Config)
+	}
 	ts.Start()
 	t.Cleanup(func() {
 		ts.CloseClientConnections() // a connection the test left stuck must not hang Close

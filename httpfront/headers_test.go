@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"net/textproto"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/mcpheader"
 )
 
 // header reads the map by the key as given: it is Header.Get only for a
 // key in canonical form, as every key it is given must be.
 func TestHeaderKeysAreCanonical(t *testing.T) {
-	for _, key := range []string{headerSession, headerProtocol, headerAccept, headerOrigin, headerAuthorization} {
+	for _, key := range []string{headerSession, headerProtocol, headerAccept, headerOrigin, headerAuthorization, mcpheader.Method, mcpheader.Name} {
 		if c := textproto.CanonicalMIMEHeaderKey(key); c != key {
 			t.Errorf("header key %q is not in canonical form (%q)", key, c)
 		}

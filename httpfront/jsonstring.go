@@ -1,6 +1,8 @@
 package httpfront
 
 import (
+	"bytes"
+
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -28,4 +30,16 @@ func jsonString(value []byte) (s string, ok bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// sameJSONString reports whether value, one valid JSON value, is the JSON
+// string of s, without unquoting it into a string of its own when it has
+// no escapes (the usual case). false: it is not, or it has escapes (ask
+// jsonString).
+func sameJSONString(value []byte, s string) bool {
+	n := len(value)
+	if n < 2 || value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 {
+		return false
+	}
+	return string(value[1:n-1]) == s
 }

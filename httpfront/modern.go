@@ -93,19 +93,21 @@ func (f *Front) checkModern(r *http.Request, msg *jsonrpc.Message, claim json.Ra
 }
 
 func (f *Front) checkHeaders(r *http.Request, msg *jsonrpc.Message, claim json.RawMessage) *jsonrpc.Error {
-	version, err := oneHeader(r, mcpheader.ProtocolVersion)
+	version, err := oneHeader(r, headerProtocol, mcpheader.ProtocolVersion)
 	if err != nil {
 		return err
 	}
-	if claimed, ok := jsonString(claim); ok { // not a string: the envelope check says so (-32602)
-		switch {
-		case version == "":
-			return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header is missing; a request whose _meta names protocol %s sends it in that header too", mcpheader.ProtocolVersion, quoteShort(claimed))
-		case version != claimed:
-			return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header says %s but the request's _meta says %s; send the same version in both", mcpheader.ProtocolVersion, quoteShort(version), quoteShort(claimed))
+	if version == "" || !sameJSONString(claim, version) {
+		if claimed, ok := jsonString(claim); ok { // not a string: the envelope check says so (-32602)
+			switch {
+			case version == "":
+				return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header is missing; a request whose _meta names protocol %s sends it in that header too", mcpheader.ProtocolVersion, quoteShort(claimed))
+			case version != claimed:
+				return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header says %s but the request's _meta says %s; send the same version in both", mcpheader.ProtocolVersion, quoteShort(version), quoteShort(claimed))
+			}
 		}
 	}
-	method, err := oneHeader(r, mcpheader.Method)
+	method, err := oneHeader(r, mcpheader.Method, mcpheader.Method)
 	switch {
 	case err != nil:
 		return err
@@ -154,7 +156,7 @@ var nameField = map[string]string{"tools/call": "name", "prompts/get": "name", "
 // checkName checks Mcp-Name against the body's name or URI. The error
 // names neither value: a URI may carry a token in its query.
 func checkName(r *http.Request, field, body string) *jsonrpc.Error {
-	values := r.Header.Values(mcpheader.Name)
+	values := r.Header[mcpheader.Name] // in canonical form (TestHeaderKeysAreCanonical)
 	switch len(values) {
 	case 0:
 		return jsonrpc.Errorf(errHeaderMismatch, "header mismatch: the %s header is missing; a %s request sends its params.%s in it (=?base64?…?= when it is not plain ASCII)", mcpheader.Name, describeNamed[field], field)
@@ -176,9 +178,11 @@ var describeNamed = map[string]string{"name": "tools/call or prompts/get", "uri"
 
 // oneHeader returns a header's value, whitespace around it trimmed; "" when
 // absent. A header sent more than once is an error: which one counts would
-// depend on who reads it.
-func oneHeader(r *http.Request, name string) (string, *jsonrpc.Error) {
-	values := r.Header.Values(name)
+// depend on who reads it. key is the header's name in canonical form, as
+// net/http keeps it (Header.Values would make it on every request, two
+// allocations for MCP-Protocol-Version); name, as the errors spell it.
+func oneHeader(r *http.Request, key, name string) (string, *jsonrpc.Error) {
+	values := r.Header[key]
 	switch len(values) {
 	case 0:
 		return "", nil

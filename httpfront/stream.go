@@ -364,7 +364,10 @@ func (st *httpStream) leaveHole() {
 }
 
 func (st *httpStream) Close() error {
-	st.closeOnce.Do(func() { close(st.closed) })
+	st.closeOnce.Do(func() {
+		close(st.closed)
+		st.wakePosts()
+	})
 	st.end()
 	return nil
 }
@@ -377,7 +380,22 @@ func (st *httpStream) end() {
 		st.mu.Lock()
 		st.forgetNotes()
 		st.mu.Unlock()
+		st.wakePosts()
 	})
+}
+
+// wakePosts wakes the handlers of the open POSTs, which look whether the
+// session ended (see respondFrom): called once st.ended or st.closed is
+// closed. A POST opened after finds it closed before it waits.
+func (st *httpStream) wakePosts() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, p := range st.posts {
+		p.wakeUp()
+	}
+	if st.batch != nil {
+		st.batch.wakeUp()
+	}
 }
 
 func (st *httpStream) openPost(id jsonrpc.ID, sse bool) (*postWaiter, error) {
@@ -416,19 +434,23 @@ type postWaiter struct {
 	// (zero: not known): an answer soon after need not set it again.
 	written time.Time
 
-	// ch, answered and gone are made when first asked for (chans,
-	// answerChans), under direct.mu: a request answered on its POST's
+	// ch, wake and gone are made when first asked for (chans,
+	// waitState), under direct.mu: a request answered on its POST's
 	// goroutine (direct.go), as most are, never needs them, and one
-	// answered later (an inline call, see answernow.go) needs only ch and
-	// answered to wait on: gone is for senders that wait (what comes
-	// before the answer), the answer's sender reads goneClosed.
+	// answered later (an inline call, see answernow.go) needs only wake to
+	// wait on: ch and gone are for what comes before the answer (gone for
+	// its senders, who wait; the answer's sender reads goneClosed).
 	ch chan postMsg // unbuffered (but a batch's): each message waits for the POST's handler to take it
 	// final is the answer's slot, filled without waiting (see
-	// answernow.go), and answered is closed when it is: a channel of
-	// postMsg with room for one was two allocations, this is one.
+	// answernow.go). The POST's handler, waiting, is woken through wake
+	// when the slot is filled, when ch is made, and when the session ends
+	// or its connection closes (wakePosts): it then looks at each, under
+	// direct.mu. One channel, not one for each: a wait on four channels
+	// (ch, the answer's, the session's end, the request's context) cost a
+	// lock and a waiter of the runtime's for each.
 	final       postMsg
 	finalFull   bool          // final holds an answer the POST has not taken
-	answered    chan struct{} // closed once final was filled
+	wake        chan struct{} // room for one: a wake-up pending is not sent again
 	gone        chan struct{} // closed when nobody takes messages from ch any more (the POST's handler returned, or its client left)
 	goneClosed  bool
 	answerGiven bool // final took the answer (or direct did): a second one is not taken
@@ -437,12 +459,14 @@ type postWaiter struct {
 }
 
 // chans returns what a message before the answer is sent on, and what
-// says that nobody takes it any more, making them if need be.
+// says that nobody takes it any more, making them if need be (the POST's
+// handler, woken, then waits on ch too).
 func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
 	if p.ch == nil {
 		p.ch = make(chan postMsg)
+		p.wakeLocked()
 	}
 	if p.gone == nil {
 		p.gone = make(chan struct{})
@@ -450,18 +474,35 @@ func (p *postWaiter) chans() (ch chan postMsg, gone chan struct{}) {
 	return p.ch, p.gone
 }
 
-// answerChans returns what the POST's handler waits on, making it if need
-// be: once answered is closed, leave gives the answer.
-func (p *postWaiter) answerChans() (ch chan postMsg, answered chan struct{}) {
+// waitState is what the POST's handler waits on (wake, made the first
+// time) and, each time it is woken, looks at: the channel of what comes
+// before the answer (nil: nothing came), and whether the answer is in its
+// slot.
+func (p *postWaiter) waitState() (wake chan struct{}, ch chan postMsg, answered bool) {
 	p.direct.mu.Lock()
 	defer p.direct.mu.Unlock()
-	if p.ch == nil {
-		p.ch = make(chan postMsg)
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
 	}
-	if p.answered == nil {
-		p.answered = make(chan struct{})
+	return p.wake, p.ch, p.finalFull
+}
+
+// wakeLocked wakes the POST's handler if it waits (or is about to: a
+// wake-up stays pending). direct.mu held.
+func (p *postWaiter) wakeLocked() {
+	if p.wake == nil {
+		return // nobody waits yet: the handler looks before it does
 	}
-	return p.ch, p.answered
+	select {
+	case p.wake <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+func (p *postWaiter) wakeUp() {
+	p.direct.mu.Lock()
+	defer p.direct.mu.Unlock()
+	p.wakeLocked()
 }
 
 // sendAnswer is send for the answer: kept for the handler still running on
@@ -499,8 +540,7 @@ func (p *postWaiter) closeGoneLocked() {
 	}
 }
 
-// closedChan is the gone of a POST that ended before anyone asked for it,
-// and the answered of one answered before its handler waited.
+// closedChan is the gone of a POST that ended before anyone asked for it.
 var closedChan = func() chan struct{} {
 	ch := make(chan struct{})
 	close(ch)
@@ -575,11 +615,7 @@ func (p *postWaiter) giveAnswerLocked(m postMsg) bool {
 		return false // left, or a second answer to one request: nobody writes it
 	}
 	p.final, p.finalFull, p.answerGiven = m, true, true // the slot is empty: it takes one answer, once
-	if p.answered == nil {
-		p.answered = closedChan // nobody waits on it yet
-	} else {
-		close(p.answered)
-	}
+	p.wakeLocked()
 	return true
 }
 
@@ -653,53 +689,39 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 		finish()
 		return answer
 	}
-	ch, answered := p.answerChans()
-	ended, closed := p.st.ended, chan struct{}(nil)
+	done := r.Context().Done()
+	// ends is what ends the wait without an answer: the session's end,
+	// or, for an answer owed past it, its connection's close.
+	ends := p.st.ended
 	for {
-		select {
-		case m := <-ch:
-			if write(m) {
-				finish()
-				return answer
-			}
-		case <-answered:
+		wake, ch, answered := p.waitState()
+		if answered {
 			finish() // takes the answer from its slot and writes it
 			return answer
-		case <-r.Context().Done():
-			finish()
-			return answer // the client went away; it may still get its answer no other way
-		case <-ended:
-			if p.owed {
+		}
+		if closedYet(ends) {
+			if ends == p.st.ended && p.owed {
 				// The session ends its calls in flight with errors that
 				// say why (a DELETE, the shutdown grace), written before
 				// its connection closes the stream.
-				ended, closed = nil, p.st.closed
+				ends = p.st.closed
 				continue
 			}
-			for { // what was sent before the end still goes out
-				select {
-				case m := <-ch:
-					if write(m) {
-						finish()
-						return answer
+			if ends == p.st.ended {
+				for { // what was sent before the end still goes out
+					select {
+					case m := <-ch:
+						if write(m) {
+							finish()
+							return answer
+						}
+						continue
+					default:
 					}
-					continue
-				case <-answered:
-					finish()
-					return answer
-				default:
+					break
 				}
-				break
 			}
-			if finish() {
-				return answer
-			}
-			if !streaming {
-				p.endedBeforeAnswer(&cw)
-			}
-			return postMsg{}
-		case <-closed:
-			if finish() { // written before the close
+			if finish() { // the answer, given before the end
 				return answer
 			}
 			if !streaming {
@@ -707,6 +729,27 @@ func (p *postWaiter) respondFrom(w http.ResponseWriter, r *http.Request, first *
 			}
 			return postMsg{}
 		}
+		select {
+		case m := <-ch: // nil until something came before the answer
+			if write(m) {
+				finish()
+				return answer
+			}
+		case <-wake:
+		case <-done:
+			finish()
+			return answer // the client went away; it may still get its answer no other way
+		}
+	}
+}
+
+// closedYet reports whether ch is closed, without waiting.
+func closedYet(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

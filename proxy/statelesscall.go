@@ -19,18 +19,39 @@ import (
 // its envelope asks for no log messages (progress tokens and a client that
 // may be asked for input are declined by inline already), so its answer is
 // all that comes. Such a call is served here, with one allocation for
-// all of it and the channel its answer comes by, and no goroutine of its
-// own: the POST's goroutine starts it and waits, the server's reader
-// answers it. Anything else is served by Serve, as before.
+// all of it and the channel that says its answer came, and no goroutine
+// of its own: the POST's goroutine starts it and waits, the server's
+// reader answers it. Anything else is served by Serve, as before.
 
 // StatelessCall is a stateless request served without a session (see
 // ServeStateless); its answer comes by Wait.
 type StatelessCall struct {
-	s      session      // the request's, as the inline path takes one: never in g.sessions, no connection
-	ctx    statelessCtx // the request's context
-	msg    *jsonrpc.Message
-	answer chan [][]byte // one answer, encoded in pieces; nil when the client left first
-	whole  [1][]byte     // the piece of an answer encoded whole
+	s   session      // the request's, as the inline path takes one: never in g.sessions, no connection
+	ctx statelessCtx // the request's context
+	msg *jsonrpc.Message
+	// answer is the one answer, encoded in pieces (nil when the client
+	// left first), set before answered is sent on: a channel of the
+	// pieces with room for one was two allocations (a channel's buffer of
+	// what holds pointers is one of its own), this is one.
+	answer   [][]byte
+	answered chan struct{} // room for one
+	whole    [1][]byte     // the piece of an answer encoded whole
+}
+
+func newStatelessCall(msg *jsonrpc.Message) *StatelessCall {
+	return &StatelessCall{msg: msg, answered: make(chan struct{}, 1)}
+}
+
+// give sets the answer and says so: once, as the inline call answers once.
+func (c *StatelessCall) give(answer [][]byte) {
+	c.answer = answer
+	c.answered <- struct{}{}
+}
+
+// take waits for the answer.
+func (c *StatelessCall) take() [][]byte {
+	<-c.answered
+	return c.answer
 }
 
 // ServeStateless starts serving msg, a stateless request (opts.Stateless,
@@ -44,7 +65,7 @@ func (g *Gateway) ServeStateless(msg *jsonrpc.Message, opts ServeOptions) *State
 	if !opts.Stateless || checked == nil || checked.env == nil || checked.env.logLevel != "" || msg.Method != methodToolsCall {
 		return nil
 	}
-	c := &StatelessCall{msg: msg, answer: make(chan [][]byte, 1)}
+	c := newStatelessCall(msg)
 	s := &c.s
 	s.g, s.id, s.stateless, s.client, s.checked = g, newStatelessID(), true, opts.Client, checked
 	if !s.inlineTo(&c.ctx, msg, c, nil) {
@@ -58,7 +79,7 @@ func (g *Gateway) ServeStateless(msg *jsonrpc.Message, opts ServeOptions) *State
 func (c *StatelessCall) Answer(result json.RawMessage, err error, _ *jsonrpc.Cork) {
 	c.ctx.end(false) // as a connection's request's context ends when answered
 	if c.ctx.clientLeft() {
-		c.answer <- nil
+		c.give(nil)
 		return
 	}
 	m := jsonrpc.Message{ID: c.msg.ID, Result: result}
@@ -68,11 +89,11 @@ func (c *StatelessCall) Answer(result json.RawMessage, err error, _ *jsonrpc.Cor
 		// Written in parts, the result's own bytes: encoded whole, a big
 		// result was one more copy of it at the peak, as a session's
 		// answer is not (jsonrpc.PartsWriter).
-		c.answer <- m.ResultParts()
+		c.give(m.ResultParts())
 		return
 	}
 	c.whole[0] = m.Encode()
-	c.answer <- c.whole[:]
+	c.give(c.whole[:])
 }
 
 // bigAnswer is the size of a result from which its answer goes out in
@@ -93,11 +114,11 @@ func (c *StatelessCall) OnEndTell(e jsonrpc.Ender) bool { return c.ctx.onEnd(e) 
 // request is answered: Wait always returns.
 func (c *StatelessCall) Wait(gone, stop <-chan struct{}) [][]byte {
 	select {
-	case a := <-c.answer:
-		return a
+	case <-c.answered:
+		return c.answer
 	case <-gone:
 		c.ctx.end(true)
-		return <-c.answer
+		return c.take()
 	case <-stop:
 	}
 	g := c.s.g
@@ -105,15 +126,15 @@ func (c *StatelessCall) Wait(gone, stop <-chan struct{}) [][]byte {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case a := <-c.answer:
-		return a
+	case <-c.answered:
+		return c.answer
 	case <-gone:
 		c.ctx.end(true)
-		return <-c.answer
+		return c.take()
 	case <-t.C:
 	}
 	g.log.Warn("requests still in flight after the shutdown grace period are answered with an error", "session", c.s.id, "grace", grace)
 	c.s.graceOver.Store(true)
 	c.ctx.end(false)
-	return <-c.answer
+	return c.take()
 }

@@ -27,5 +27,7 @@ func newStatelessID() string {
 	var b [16]byte
 	copy(b[:8], statelessPrefix[:])
 	binary.BigEndian.PutUint64(b[8:], statelessCount.Add(1))
-	return hex.EncodeToString(b[:])
+	var digits [32]byte // on the stack: hex.EncodeToString allocates its own
+	hex.Encode(digits[:], b[:])
+	return string(digits[:])
 }
