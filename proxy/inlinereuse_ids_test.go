@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +151,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := 0
+	recorded := map[string]int{} // by id as written
 	for line := range bytes.Lines(f) {
 		var r struct {
 			Method string
@@ -163,6 +166,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 			continue
 		}
 		records++
+		recorded[string(r.ID)]++
 		call, known := sent[string(r.ID)]
 		text := call.text
 		if !known {
@@ -175,8 +179,23 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 		}
 	}
 	if records != sessions*calls {
-		t.Errorf("%d audit records of tools/call, want %d", records, sessions*calls)
+		t.Errorf("%d audit records of tools/call, want %d%s", records, sessions*calls, reuseTestMissing(sent, recorded))
 	}
+}
+
+// reuseTestMissing names the calls sent without exactly one audit record,
+// and whether their client cancelled them: what a failure needs to be
+// understood.
+func reuseTestMissing(sent map[string]reuseTestCall, recorded map[string]int) string {
+	var b strings.Builder
+	ids := slices.Sorted(maps.Keys(sent))
+	for _, id := range ids {
+		if n := recorded[id]; n != 1 {
+			call := sent[id]
+			fmt.Fprintf(&b, "\n\tthe call %s (id %s, cancelled: %v) has %d records", call.text, id, call.cancelled, n)
+		}
+	}
+	return b.String()
 }
 
 type reuseTestCall struct {
