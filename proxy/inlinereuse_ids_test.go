@@ -128,6 +128,10 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 			}
 			c.close()
 			<-readerDone
+			// The client does not wait for the calls it cancelled (no answer
+			// comes to them), but Serve does: a record is complete once Serve
+			// returned, and Close comes after (see Gateway.Close).
+			<-c.served
 			select {
 			case <-failed:
 				return
@@ -143,7 +147,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	g.Close() // the trail is complete
+	g.Close() // every Serve returned: the trail is complete
 	closed = true
 
 	f, err := os.ReadFile(trail)
@@ -228,11 +232,12 @@ func reuseTestID(s, i int) string {
 // rawClient is a client session written and read line by line, so that
 // ids go out and come back exactly as written.
 type rawClient struct {
-	t     *testing.T
-	w     io.WriteCloser
-	r     *bufio.Reader
-	wmu   sync.Mutex
-	close func()
+	t      *testing.T
+	w      io.WriteCloser
+	r      *bufio.Reader
+	wmu    sync.Mutex
+	close  func()
+	served chan struct{} // closed once Serve has returned
 }
 
 type rawAnswer struct {
@@ -247,8 +252,11 @@ func dialRaw(t *testing.T, g *proxy.Gateway) *rawClient {
 	t.Helper()
 	toGateway, fromClient := io.Pipe()
 	toClient, fromGateway := io.Pipe()
-	go g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
-	c := &rawClient{t: t, w: fromClient, r: bufio.NewReaderSize(toClient, 64<<10)}
+	c := &rawClient{t: t, w: fromClient, r: bufio.NewReaderSize(toClient, 64<<10), served: make(chan struct{})}
+	go func() {
+		defer close(c.served)
+		g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
+	}()
 	var once sync.Once
 	c.close = func() { once.Do(func() { fromClient.Close(); toClient.Close() }) }
 	t.Cleanup(c.close)
