@@ -263,6 +263,13 @@ func (g *Gateway) Warm() <-chan struct{} { return g.warm }
 // its whole process group) and closes the audit trail. A second Close
 // (a deferred one beside a shutdown path's) waits for the first and
 // returns what it did.
+//
+// Call it once every Serve has returned: Serve waits for its session's
+// requests in flight (within shutdown_grace, then a second for those it
+// cancelled), each recorded before it is over (a record written after the
+// answer is background work, which Close waits for). A request still
+// being served when the trail closes loses its record (counted and logged
+// as a failed write), and its server is stopped under it.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() { g.closeErr = g.close() })
 	return g.closeErr

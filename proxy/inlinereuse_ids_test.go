@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +128,10 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 			}
 			c.close()
 			<-readerDone
+			// The client does not wait for the calls it cancelled (no answer
+			// comes to them), but Serve does: a record is complete once Serve
+			// returned, and Close comes after (see Gateway.Close).
+			<-c.served
 			select {
 			case <-failed:
 				return
@@ -141,7 +147,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	g.Close() // the trail is complete
+	g.Close() // every Serve returned: the trail is complete
 	closed = true
 
 	f, err := os.ReadFile(trail)
@@ -149,6 +155,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := 0
+	recorded := map[string]int{} // by id as written
 	for line := range bytes.Lines(f) {
 		var r struct {
 			Method string
@@ -163,6 +170,7 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 			continue
 		}
 		records++
+		recorded[string(r.ID)]++
 		call, known := sent[string(r.ID)]
 		text := call.text
 		if !known {
@@ -175,8 +183,23 @@ func TestInlineCallReuseIDsAndAudit(t *testing.T) {
 		}
 	}
 	if records != sessions*calls {
-		t.Errorf("%d audit records of tools/call, want %d", records, sessions*calls)
+		t.Errorf("%d audit records of tools/call, want %d%s", records, sessions*calls, reuseTestMissing(sent, recorded))
 	}
+}
+
+// reuseTestMissing names the calls sent without exactly one audit record,
+// and whether their client cancelled them: what a failure needs to be
+// understood.
+func reuseTestMissing(sent map[string]reuseTestCall, recorded map[string]int) string {
+	var b strings.Builder
+	ids := slices.Sorted(maps.Keys(sent))
+	for _, id := range ids {
+		if n := recorded[id]; n != 1 {
+			call := sent[id]
+			fmt.Fprintf(&b, "\n\tthe call %s (id %s, cancelled: %v) has %d records", call.text, id, call.cancelled, n)
+		}
+	}
+	return b.String()
 }
 
 type reuseTestCall struct {
@@ -209,11 +232,12 @@ func reuseTestID(s, i int) string {
 // rawClient is a client session written and read line by line, so that
 // ids go out and come back exactly as written.
 type rawClient struct {
-	t     *testing.T
-	w     io.WriteCloser
-	r     *bufio.Reader
-	wmu   sync.Mutex
-	close func()
+	t      *testing.T
+	w      io.WriteCloser
+	r      *bufio.Reader
+	wmu    sync.Mutex
+	close  func()
+	served chan struct{} // closed once Serve has returned
 }
 
 type rawAnswer struct {
@@ -228,8 +252,11 @@ func dialRaw(t *testing.T, g *proxy.Gateway) *rawClient {
 	t.Helper()
 	toGateway, fromClient := io.Pipe()
 	toClient, fromGateway := io.Pipe()
-	go g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
-	c := &rawClient{t: t, w: fromClient, r: bufio.NewReaderSize(toClient, 64<<10)}
+	c := &rawClient{t: t, w: fromClient, r: bufio.NewReaderSize(toClient, 64<<10), served: make(chan struct{})}
+	go func() {
+		defer close(c.served)
+		g.Serve(context.Background(), jsonrpc.NewLineStream(toGateway, fromGateway, fromGateway, 0), proxy.ServeOptions{})
+	}()
 	var once sync.Once
 	c.close = func() { once.Do(func() { fromClient.Close(); toClient.Close() }) }
 	t.Cleanup(c.close)
