@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -188,4 +189,43 @@ func TestRunAheadHoldsWhatItLeaves(t *testing.T) {
 			t.Error("rest returned without the held decision having run")
 		}
 	})
+}
+
+// aloneDetector tells which of its scans ran: a decision RunAhead left
+// must scan alone (one core), every other one as usual.
+type aloneDetector struct {
+	scans, alone *atomic.Int32
+}
+
+func (d aloneDetector) Scan(text string, dst []detect.Finding) []detect.Finding {
+	d.scans.Add(1)
+	return dst
+}
+
+func (d aloneDetector) ScanAlone(text string, dst []detect.Finding) []detect.Finding {
+	d.alone.Add(1)
+	return dst
+}
+
+// TestRunAheadLeavesScansAlone: the decisions RunAhead leaves running scan
+// on one core (detect.Alone); the ones the answer waits for, and every
+// decision of Run, scan as usual.
+func TestRunAheadLeavesScansAlone(t *testing.T) {
+	var scans, alone atomic.Int32
+	tail := &textScan{name: "tail", stages: []Stage{Result}, action: actionAudit, det: aloneDetector{&scans, &alone}, one: "tail", many: "tail"}
+	chain := Chain{detectorPolicy(t, newSecrets, "secrets", "redact"), tail}
+	in := toolCall(Result, toolResult(strings.Repeat("nothing to see here ", concurrentMin/16)))
+	chain.Run(context.Background(), in)
+	if scans.Load() == 0 || alone.Load() != 0 {
+		t.Errorf("Run: %d scans, %d alone; want every scan as usual", scans.Load(), alone.Load())
+	}
+	scans.Store(0)
+	_, _, _, rest := chain.RunAhead(context.Background(), in)
+	if rest == nil {
+		t.Fatal("RunAhead left nothing running")
+	}
+	rest()
+	if scans.Load() != 0 || alone.Load() == 0 {
+		t.Errorf("RunAhead's rest: %d scans as usual, %d alone; want every scan alone", scans.Load(), alone.Load())
+	}
 }

@@ -11,6 +11,15 @@ import "github.com/mcpgate/mcpgate/internal/detect"
 // an option it refuses is a config error.
 type builtOnFirstScan func() detect.Detector
 
+// ScanAlone is the detector's ScanAlone if it has one (detect.Alone), else
+// its Scan.
+func (b builtOnFirstScan) ScanAlone(text string, dst []detect.Finding) []detect.Finding {
+	if a, ok := b().(detect.Alone); ok {
+		return a.ScanAlone(text, dst)
+	}
+	return b().Scan(text, dst)
+}
+
 func (b builtOnFirstScan) Scan(text string, dst []detect.Finding) []detect.Finding {
 	return b().Scan(text, dst)
 }

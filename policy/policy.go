@@ -125,6 +125,11 @@ type Input struct {
 	// shared: the strings of a big Message, decoded once for the text
 	// scans that decide on it side by side (sharedstrings.go).
 	shared *sharedStrings
+	// background: the decision is made after the message was handed on
+	// (RunAhead's rest), and nobody waits for it: its scans keep to one
+	// core (detect.Alone), leaving the others to the work that is waited
+	// for.
+	background bool
 }
 
 // Finding is how often one kind of thing (a secret's kind, "email", an

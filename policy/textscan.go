@@ -51,8 +51,17 @@ func (p *textScan) Decide(_ context.Context, in *Input) Decision {
 		s = text
 		return true
 	}
+	alone, _ := p.det.(detect.Alone)
+	if !in.background {
+		alone = nil
+	}
 	visit := func(text string, _ bool) bool {
-		if found = p.det.Scan(text, found[:0]); len(found) == 0 {
+		if alone != nil {
+			found = alone.ScanAlone(text, found[:0])
+		} else {
+			found = p.det.Scan(text, found[:0])
+		}
+		if len(found) == 0 {
 			return false
 		}
 		return take(text)

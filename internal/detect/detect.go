@@ -49,3 +49,13 @@ type Stream interface {
 	// Stop ends a stream that will not be finished.
 	Stop()
 }
+
+// Alone is a Detector that may spread one Scan over several cores.
+// ScanAlone appends exactly what Scan appends, on the caller's goroutine
+// only: for a scan nobody waits for (a decision that only records, made
+// after its answer left), which should take no more than one core from
+// the work that is waited for.
+type Alone interface {
+	Detector
+	ScanAlone(text string, dst []Finding) []Finding
+}

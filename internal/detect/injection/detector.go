@@ -270,9 +270,27 @@ func putScanner(s *scanner) {
 // ordered by Start and non-overlapping (of two overlapping findings the one
 // starting first, or else the longer, is kept).
 func (d *Detector) Scan(text string, dst []detect.Finding) []detect.Finding {
+	return d.scanOn(text, dst, true)
+}
+
+// ScanAlone is Scan on the caller's goroutine only (detect.Alone): a big
+// text is not cut into pieces for the other cores. The pieces' findings
+// are the whole text's (scanSplit scans whole when it cannot show that),
+// so it finds exactly what Scan finds.
+func (d *Detector) ScanAlone(text string, dst []detect.Finding) []detect.Finding {
+	return d.scanOn(text, dst, false)
+}
+
+// scanOn is Scan, its text cut into pieces for all the cores if split.
+func (d *Detector) scanOn(text string, dst []detect.Finding, split bool) []detect.Finding {
 	s := scanners.Get().(*scanner)
 	defer putScanner(s)
-	found := d.scanSplit(s, text)
+	var found []rawFinding
+	if split {
+		found = d.scanSplit(s, text)
+	} else {
+		found = d.scan(s, text)
+	}
 	slices.SortFunc(found, func(a, b rawFinding) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c
