@@ -55,14 +55,11 @@ type auditRecord struct {
 	// id is the request's, for ID when it is nil: its bytes are made only
 	// for a record written (see write), not on every call.
 	id jsonrpc.ID
-	// up handled the request: its era decides what its result's resultType
-	// means to a modern client (see completeResult).
-	up *upstream
 }
 
 // routed names the upstream that handles the request.
 func (r *auditRecord) routed(rt route, name string) {
-	r.Server, r.Name, r.Upstream, r.up = rt.up.name, name, rt.name, rt.up
+	r.Server, r.Name, r.Upstream = rt.up.name, name, rt.name
 	if sp := rt.up.base.policies.Load(); sp != nil {
 		r.policies = sp.chain
 	}

@@ -150,11 +150,9 @@ func (e *envelope) wantsLog(level string) bool {
 }
 
 // completeResult gives a result for a modern request the resultType every
-// modern result carries: a legacy upstream's results have none. A modern
-// upstream's result that has one (input_required) keeps it; a legacy
-// upstream's is complete whatever it says, since a server of that era
-// cannot take the answers of an input round (the modern client would ask
-// its user and send them to a server that does not know them).
+// modern result carries: a legacy upstream's results have none. A result
+// that has one (an upstream's input_required) keeps it: a legacy
+// upstream's own was made complete as it arrived (see legacyComplete).
 // A result that repeats a member is refused, naming the server (rec's):
 // mcpgate would read the first resultType and the client, as JSON parsers
 // do, the last.
@@ -166,7 +164,7 @@ func (s *session) completeResult(res json.RawMessage, rec *auditRecord) (json.Ra
 	if err != nil {
 		return res, s.repeatedMember(err, rec)
 	}
-	if t, ok := ms.Get("resultType"); ok && (rec.up == nil || rec.up.isModern() || string(t) == `"complete"`) {
+	if _, ok := ms.Get("resultType"); ok {
 		return res, nil
 	}
 	const added = `,"resultType":"complete"`
