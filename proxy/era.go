@@ -162,7 +162,7 @@ func (s *session) completeResult(res json.RawMessage, rec *auditRecord) (json.Ra
 	var members [8]rawjson.Member // read here and not kept
 	ms, err := rawjson.SplitValidInto(members[:0], res)
 	if err != nil {
-		return res, s.repeatedMember(err, rec)
+		return res, s.repeatedMember(err, rec.Server, rec.Method)
 	}
 	if _, ok := ms.Get("resultType"); ok {
 		return res, nil

@@ -12,13 +12,13 @@ import (
 // because it repeats a member (nil for any other failure, whose result
 // passes as before): mcpgate and the client would each read a different
 // copy, so the exchange is refused rather than have two meanings.
-func (s *session) repeatedMember(err error, rec *auditRecord) error {
+func (s *session) repeatedMember(err error, server, method string) error {
 	var dup *rawjson.DuplicateError
 	if !errors.As(err, &dup) {
 		return nil
 	}
-	s.g.log.Warn("upstream sent a result that repeats a member: refused", "server", rec.Server, "method", rec.Method, "member", dup.Key)
-	return jsonrpc.Errorf(jsonrpc.ErrInternal, "server %q sent a result with the member %s twice; mcpgate cannot tell which one the client would read: the server is at fault", rec.Server, dup.Key)
+	s.g.log.Warn("upstream sent a result that repeats a member: refused", "server", server, "method", method, "member", dup.Key)
+	return jsonrpc.Errorf(jsonrpc.ErrInternal, "server %q sent a result with the member %s twice; mcpgate cannot tell which one the client would read: the server is at fault", server, dup.Key)
 }
 
 var resultTypeKey = []byte(`"resultType"`)
