@@ -100,7 +100,7 @@ func (s *session) callBridged(ctx context.Context, up *upstream, method, name st
 		defer s.g.background.Done()
 		res, err := up.callWatched(xctx, method, params, dl)
 		progress.release()
-		x.result <- callResult{res, err}
+		x.result <- callResult{legacyComplete(res), err}
 	}()
 	return s.awaitExchange(ctx, x)
 }

@@ -44,15 +44,36 @@ var inputRequiredType = []byte(`"input_required"`)
 
 // inputRequired reports whether a result asks for input.
 func inputRequired(res json.RawMessage) bool {
-	if !bytes.Contains(res, inputRequiredType) {
-		return false
+	asks, _ := readInputRequired(res)
+	return asks
+}
+
+// readInputRequired is inputRequired with the error of a result that cannot
+// be split (one that repeats a member: see repeatedMember). The value is
+// read as the client reads it, an escape in it ("input\u005frequired")
+// included; a result with neither the word nor an escape is not split.
+func readInputRequired(res json.RawMessage) (bool, error) {
+	if !rawjson.MayHoldKey(res, inputRequiredType) {
+		return false, nil
 	}
 	ms, err := rawjson.SplitValid(res)
 	if err != nil {
-		return false
+		return false, err
 	}
 	t, _ := ms.Get("resultType")
-	return bytes.Equal(t, inputRequiredType)
+	if bytes.IndexByte(t, '\\') < 0 {
+		return bytes.Equal(t, inputRequiredType), nil
+	}
+	v, err := stringValue(t)
+	return err == nil && v == "input_required", nil
+}
+
+// asksInput reports whether a modern server's result res to method asks
+// for input; one that repeats a member is refused, as mcpgate and the
+// client could each read another resultType.
+func (s *session) asksInput(up *upstream, method string, res json.RawMessage) (bool, error) {
+	asks, err := readInputRequired(res)
+	return asks, s.repeatedMember(err, up.name, method)
 }
 
 // inputRequest is one entry of an input_required result's inputRequests.
@@ -100,7 +121,10 @@ func (s *session) fulfilInput(ctx context.Context, up *upstream, method string, 
 		sent, progress := s.g.mapProgressToken(s, req.id, up, retry, dl)
 		res, err = up.callWatched(ctx, method, sent, dl)
 		progress.release()
-		if err != nil || !inputRequired(res) {
+		if err != nil {
+			return res, err
+		}
+		if asks, err := s.asksInput(up, method, res); err != nil || !asks {
 			return res, err
 		}
 	}

@@ -29,8 +29,9 @@ func TestCompleteResultUnchanged(t *testing.T) {
 		`[1]`, `null`, ``,
 	} {
 		want := reference(json.RawMessage(res))
-		if got := completeResult(json.RawMessage(res)); !bytes.Equal(got, want) {
-			t.Errorf("completeResult(%s) = %s, want %s", res, got, want)
+		var s session
+		if got, err := s.completeResult(json.RawMessage(res), &auditRecord{}); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("completeResult(%s) = %s, %v, want %s", res, got, err, want)
 		}
 	}
 }

@@ -151,20 +151,24 @@ func (e *envelope) wantsLog(level string) bool {
 
 // completeResult gives a result for a modern request the resultType every
 // modern result carries: a legacy upstream's results have none. A result
-// that has one (an upstream's input_required) keeps it.
+// that has one (an upstream's input_required) keeps it: a legacy
+// upstream's own was made complete as it arrived (see legacyComplete).
+// A result that repeats a member is refused, naming the server (rec's):
+// mcpgate would read the first resultType and the client, as JSON parsers
+// do, the last.
 // It is on every modern request's way: the split is on the stack, and the
 // result is the one allocation.
-func completeResult(res json.RawMessage) json.RawMessage {
+func (s *session) completeResult(res json.RawMessage, rec *auditRecord) (json.RawMessage, error) {
 	var members [8]rawjson.Member // read here and not kept
 	ms, err := rawjson.SplitValidInto(members[:0], res)
 	if err != nil {
-		return res
+		return res, s.repeatedMember(err, rec.Server, rec.Method)
 	}
 	if _, ok := ms.Get("resultType"); ok {
-		return res
+		return res, nil
 	}
 	const added = `,"resultType":"complete"`
-	return ms.AppendReplaced(make([]byte, 0, len(res)+len(added)), res, "resultType", json.RawMessage(`"complete"`))
+	return ms.AppendReplaced(make([]byte, 0, len(res)+len(added)), res, "resultType", json.RawMessage(`"complete"`)), nil
 }
 
 // metaPair is one _meta member to set.

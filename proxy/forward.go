@@ -132,10 +132,17 @@ func (s *session) forward(ctx context.Context, rt route, method, name string, pa
 	}
 	defer progress.release()
 	res, err := up.callWatched(ctx, method, sent, dl)
+	if req.env != nil && !up.isModern() {
+		res = legacyComplete(res)
+	}
 	if req.env == nil && up.isModern() {
 		// A modern server asks for input; this legacy client is asked
 		// for it the legacy way (see bridgeinput.go).
-		if err == nil && inputRequired(res) {
+		var asks bool
+		if err == nil {
+			asks, err = s.asksInput(up, method, res)
+		}
+		if asks {
 			res, err = s.fulfilInput(ctx, up, method, params, res)
 		}
 		return s.legacyInputError(method, res, err)

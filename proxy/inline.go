@@ -314,6 +314,9 @@ func (ic *inlineCall) served(res json.RawMessage, err error) (_ json.RawMessage,
 	ic.named = ic.caller.done()
 	ic.rt.up.base.limit.release()
 	ic.dl.end()
+	if ic.rc.req.env != nil {
+		res = legacyComplete(res) // inline serves legacy servers only
+	}
 	return s.toolCallAnswered(ctx, ic.rt, ic.name, res, err, &ic.rec)
 }
 

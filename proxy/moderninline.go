@@ -130,5 +130,5 @@ func (ic *inlineCall) modernAnswer(res json.RawMessage, err error) (_ json.RawMe
 	if err != nil {
 		return nil, modernError(err)
 	}
-	return completeResult(res), nil
+	return ic.s.completeResult(res, &ic.rec)
 }

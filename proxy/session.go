@@ -261,7 +261,7 @@ func (s *session) dispatchModern(ctx context.Context, msg *jsonrpc.Message, m cl
 	if msg.Method == methodResourcesRead && !inputRequired(res) {
 		res = withDefaultCacheHint(res)
 	}
-	return completeResult(res), nil
+	return s.completeResult(res, rec)
 }
 
 // received marks initialize as under way as soon as it is read, before its

@@ -110,7 +110,7 @@ func splitObjectInto(into MemberList, obj []byte, i int) (ms MemberList, err err
 		i = skipSpace(obj, i+1) // the colon
 		end := skipValue(obj, i)
 		if seen.repeated(ms, key) {
-			return ms, fmt.Errorf("duplicate member %q", key)
+			return ms, &DuplicateError{Key: key}
 		}
 		ms = append(ms, Member{Key: key, Value: obj[i:end:end], Start: i})
 		i = skipSpace(obj, end)
@@ -234,7 +234,7 @@ func membersSlow(obj []byte) (MemberList, error) {
 			return ms, fmt.Errorf("member %q: %v", key, err)
 		}
 		if seen.repeated(ms, key) {
-			return ms, fmt.Errorf("duplicate member %q", key)
+			return ms, &DuplicateError{Key: key}
 		}
 		end := int(dec.InputOffset())
 		ms = append(ms, Member{Key: key, Value: v, Start: end - len(v)})
@@ -381,3 +381,12 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// DuplicateError is the error for an object that repeats a member: Key,
+// unescaped, is the first one repeated. A reader that refuses such an
+// object names the member (the peer reading the other copy is the risk).
+type DuplicateError struct {
+	Key string
+}
+
+func (e *DuplicateError) Error() string { return fmt.Sprintf("duplicate member %q", e.Key) }

@@ -1,9 +1,6 @@
 package rawjson
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // The validating scanner: one pass over a message both checks that it is
 // JSON (the grammar encoding/json's Valid accepts, its nesting limit
@@ -110,7 +107,7 @@ func scanObject(obj []byte, i, base, depth int, ms *MemberList, into MemberList,
 			break
 		}
 		if seen.repeated(list, key) {
-			err = fmt.Errorf("duplicate member %q", key)
+			err = &DuplicateError{Key: key}
 			break
 		}
 		list = append(list, Member{Key: key, Value: obj[i:vend:vend], Start: i - base})
