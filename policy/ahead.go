@@ -46,17 +46,22 @@ func onlyRecords(p Policy) bool {
 
 // leftFrom returns the index in c from which every policy acting on stage
 // may be left deciding (see RunAhead), len(c) when none may: the longest
-// tail of such policies whose decisions were started early (ahead).
-func leftFrom(c Chain, ahead []*early, stage Stage) int {
-	from := len(c)
-	if ahead == nil {
-		return from
+// tail of such policies among those that decide early (every one acting
+// after the first, see decideEarly).
+func leftFrom(c Chain, stage Stage) int {
+	from, first := len(c), -1
+	for i, p := range c {
+		if acts(p, stage) {
+			first = i
+			break
+		}
 	}
-	for i := len(c) - 1; i >= 0; i-- {
-		if !acts(c[i], stage) {
+	for i := len(c) - 1; i > first; i-- {
+		p := c[i]
+		if !acts(p, stage) {
 			continue
 		}
-		if ahead[i] == nil || !onlyRecords(c[i]) {
+		if !decidesAlone(p) || !onlyRecords(p) {
 			break
 		}
 		from = i

@@ -43,9 +43,9 @@ func decidesAlone(p Policy) bool {
 // outlives it.
 //
 // With leave (RunAhead), the decisions that RunAhead may leave running
-// (the chain's tail of audit-only detectors, see leftFrom) are made ready
-// but held: startHeld starts them, and RunAhead's rest calls it before it
-// waits. Started with the others, they took the CPU that the answer's own
+// (the chain's tail of audit-only detectors, from left on; len(c) when
+// none is) are made ready but held: startHeld starts them, and RunAhead's
+// rest calls it before it waits. Started with the others, they took the CPU that the answer's own
 // decisions and its write needed (on two cores, the injection scan's
 // pieces ran beside the secrets scan and then beside the write of the
 // answer), for a record nobody waits for. Started by rest, they keep to
@@ -53,17 +53,17 @@ func decidesAlone(p Policy) bool {
 // scan's pieces took both from the next call's read: a 10 MiB result of
 // JSON, logs and prose, called back to back, took 62 ms a call with the
 // default set, 54 with its audit on one core (bare: 36).
-func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings, leave bool) (started []*early, shared *sharedStrings, wait, startHeld func()) {
+func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings, leave bool) (started []*early, shared *sharedStrings, left int, wait, startHeld func()) {
+	left = len(c)
 	if len(in.Message) < concurrentMin {
-		return nil, pre, func() {}, func() {}
+		return nil, pre, left, func() {}, func() {}
+	}
+	if leave {
+		left = leftFrom(c, in.Stage)
 	}
 	shared = pre
 	var wg sync.WaitGroup
 	var held []func()
-	heldFrom := len(c)
-	if leave {
-		heldFrom = c.heldFrom(in.Stage)
-	}
 	first := true
 	for i, p := range c {
 		if !acts(p, in.Stage) {
@@ -86,12 +86,12 @@ func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings, l
 		started[i] = e
 		own := *in // the goroutine's own: Run changes its step's message
 		own.shared = shared
-		own.background = i >= heldFrom
+		own.background = i >= left
 		decide := func() {
 			defer close(e.done)
 			e.decision = p.Decide(ctx, &own)
 		}
-		if i >= heldFrom {
+		if i >= left {
 			held = append(held, decide)
 			continue
 		}
@@ -103,36 +103,7 @@ func (c Chain) decideEarly(ctx context.Context, in *Input, pre *sharedStrings, l
 		}
 		held = nil
 	}
-	return started, shared, wg.Wait, startHeld
-}
-
-// heldFrom returns the index in c from which decideEarly holds the
-// decisions for RunAhead's rest: the chain's longest tail, among the
-// policies acting on stage, of policies that decide early (not the first
-// acting) and only record. It is where leftFrom will leave them running.
-func (c Chain) heldFrom(stage Stage) int {
-	from := len(c)
-	for i := len(c) - 1; i >= 0; i-- {
-		p := c[i]
-		if !acts(p, stage) {
-			continue
-		}
-		if !decidesAlone(p) || !onlyRecords(p) || c.firstActing(stage) == i {
-			break
-		}
-		from = i
-	}
-	return from
-}
-
-// firstActing returns the index of the first policy acting on stage, or -1.
-func (c Chain) firstActing(stage Stage) int {
-	for i, p := range c {
-		if acts(p, stage) {
-			return i
-		}
-	}
-	return -1
+	return started, shared, left, wg.Wait, startHeld
 }
 
 // earlyAt returns the decision started early for the policy at index i,

@@ -203,11 +203,9 @@ func (c Chain) run(ctx context.Context, in *Input, leave bool) (_ json.RawMessag
 	msg := in.Message
 	var records []Record
 	var step Input // what each policy is given: in, with the message as the policies before left it
-	ahead, shared, wait, startHeld := c.decideEarly(ctx, in, in.Prescan.sharedFor(in.Message), leave)
-	from := len(c) // the policies from here on are left deciding, when nothing before modified the message
-	if leave {
-		from = leftFrom(c, ahead, in.Stage)
-	}
+	// The policies from from on are left deciding, when nothing before
+	// modified the message.
+	ahead, shared, from, wait, startHeld := c.decideEarly(ctx, in, in.Prescan.sharedFor(in.Message), leave)
 	defer func() {
 		if rest == nil {
 			wait()
