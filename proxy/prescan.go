@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"sync/atomic"
 
+	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/policy"
 )
@@ -99,7 +99,7 @@ func mayBeResult(first []byte) bool {
 		case '}', ']':
 			depth--
 		case '"':
-			end := stringEnd(first, i+1)
+			end := rawjson.StringEnd(first, i+1)
 			if end < 0 {
 				return true
 			}
@@ -125,26 +125,6 @@ func mayBeResult(first []byte) bool {
 }
 
 var listMembers = []string{"tools", "prompts", "resources", "resourceTemplates"}
-
-// stringEnd returns the index of the quote that ends the string whose
-// body starts at b[i], or -1 if b ends first.
-func stringEnd(b []byte, i int) int {
-	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return -1
-		}
-		i += q
-		backslashes := 0
-		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return i
-		}
-		i++
-	}
-}
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {

@@ -132,14 +132,25 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string that starts at b[i].
-// It jumps from quote to quote (IndexByte is vectorised); a quote preceded
-// by an odd number of backslashes is escaped.
+// skipString returns the index just past the string that starts at b[i]
+// (len(b) when b ends first).
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); {
+	if end := StringEnd(b, i+1); end >= 0 {
+		return end + 1
+	}
+	return len(b)
+}
+
+// StringEnd returns the index of the quote that ends the string whose body
+// starts at b[i], or -1 if b ends first: a reader of a message's first
+// bytes, before the rest has come, can tell a string cut short. It jumps
+// from quote to quote (IndexByte is vectorised); a quote preceded by an
+// odd number of backslashes is escaped.
+func StringEnd(b []byte, i int) int {
+	for i < len(b) {
 		q := bytes.IndexByte(b[i:], '"')
 		if q < 0 {
-			return len(b)
+			return -1
 		}
 		i += q
 		bs := 0
@@ -147,11 +158,11 @@ func skipString(b []byte, i int) int {
 			bs++
 		}
 		if bs%2 == 0 {
-			return i + 1
+			return i
 		}
 		i++
 	}
-	return i
+	return -1
 }
 
 // skipValue returns the index just past the value that starts at b[i].
