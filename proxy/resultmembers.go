@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/rawjson"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -17,8 +18,24 @@ func (s *session) repeatedMember(err error, server, method string) error {
 	if !errors.As(err, &dup) {
 		return nil
 	}
-	s.g.log.Warn("upstream sent a result that repeats a member: refused", "server", server, "method", method, "member", dup.Key)
-	return jsonrpc.Errorf(jsonrpc.ErrInternal, "server %q sent a result with the member %s twice; mcpgate cannot tell which one the client would read: the server is at fault", server, dup.Key)
+	member := shownMember(dup.Key)
+	s.g.log.Warn("upstream sent a result that repeats a member: refused", "server", server, "method", method, "member", member)
+	return jsonrpc.Errorf(jsonrpc.ErrInternal, "server %q sent a result with the member %s twice; mcpgate cannot tell which one the client would read: the server is at fault", server, member)
+}
+
+// shownMember is a member's name as an error or a log line shows it: the
+// server chose it, so a name of megabytes is cut (to 64 bytes, whole
+// characters).
+func shownMember(name string) string {
+	const most = 64
+	if len(name) <= most {
+		return name
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…"
 }
 
 var resultTypeKey = []byte(`"resultType"`)
