@@ -211,7 +211,12 @@ func (l *connLimit) stalledBody() (victim *limitedConn, stalls time.Duration) {
 	now := time.Now().UnixNano()
 	oldest := now
 	for _, c := range l.all {
-		if p := c.progress.Load(); c.reading.Load() && p < oldest {
+		// The flag first: ReadingBody stores the progress before it, so a
+		// body that just began is not read with the last one's progress.
+		if !c.reading.Load() {
+			continue
+		}
+		if p := c.progress.Load(); p < oldest {
 			victim, oldest = c, p
 		}
 	}
