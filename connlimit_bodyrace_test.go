@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -44,4 +50,62 @@ func TestConnLimitBodyJustBegunIsNotStalled(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An Accept that waits for a place while no connection reads headers or a
+// body (every place serving a request) is told when one begins to read a
+// body: it then closes that one once the body stalls, as it would had the
+// body begun before it looked. Untold, it waited for a connection to go
+// idle or close, and a body stalled in the place for as long as the
+// server let it.
+func TestConnLimitWaitingAcceptToldOfABodyBegun(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newConnLimit(ln, 1)
+	type connKey struct{}
+	entered, begin := make(chan struct{}, 1), make(chan struct{})
+	srv := &http.Server{ConnState: l.track,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				io.WriteString(w, "ok")
+				return
+			}
+			entered <- struct{}{}
+			<-begin // a request served for a while before it reads its body
+			lc := r.Context().Value(connKey{}).(*limitedConn)
+			lc.ReadingBody(true)
+			defer lc.ReadingBody(false)
+			io.ReadAll(r.Body)
+		})}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+	})
+	stalled := dial(t, l)
+	fmt.Fprintf(stalled, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+	<-entered
+	c := dial(t, l)
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	for deadline := time.Now().Add(time.Minute); ; {
+		if l.waiting.Load() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Accept never waited for a place")
+		}
+		time.Sleep(time.Millisecond) // polling the listener's state
+	}
+	close(begin)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // generous: the place comes free after headerStall
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a new client at the limit held by a body that began after Accept looked: %v", err)
+	}
+	resp.Body.Close()
+	wantClosed(t, stalled, "the connection whose body stalled")
 }
