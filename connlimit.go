@@ -56,8 +56,9 @@ type connLimit struct {
 	closed chan struct{}
 	once   sync.Once
 	// waiting counts the Accepts waiting on freed: with none (as on every
-	// request while places are free), nobody is told.
-	waiting int
+	// request while places are free), nobody is told. Changed under mu;
+	// read without it by ReadingBody, which takes no lock on a request.
+	waiting atomic.Int32
 }
 
 func newConnLimit(ln net.Listener, max int) *connLimit {
@@ -185,6 +186,11 @@ func (c *limitedConn) ReadingBody(reading bool) {
 		c.progress.Store(time.Now().UnixNano())
 	}
 	c.reading.Store(reading)
+	// An Accept that looked before this body began set no timer for it:
+	// it counted itself waiting first, so one of the two sees the other.
+	if reading && c.l.waiting.Load() > 0 {
+		c.l.wake()
+	}
 }
 
 // release gives a closed connection's place back.
@@ -197,7 +203,7 @@ func (l *connLimit) release(c *limitedConn) {
 	l.all[c.allAt], last.allAt = last, c.allAt
 	l.all[len(l.all)-1] = nil
 	l.all = l.all[:len(l.all)-1]
-	waiting := l.waiting > 0
+	waiting := l.waiting.Load() > 0
 	l.mu.Unlock()
 	if waiting {
 		l.wake()
@@ -211,7 +217,12 @@ func (l *connLimit) stalledBody() (victim *limitedConn, stalls time.Duration) {
 	now := time.Now().UnixNano()
 	oldest := now
 	for _, c := range l.all {
-		if p := c.progress.Load(); c.reading.Load() && p < oldest {
+		// The flag first: ReadingBody stores the progress before it, so a
+		// body that just began is not read with the last one's progress.
+		if !c.reading.Load() {
+			continue
+		}
+		if p := c.progress.Load(); p < oldest {
 			victim, oldest = c, p
 		}
 	}
@@ -250,6 +261,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			l.mu.Unlock()
 			return lc, nil
 		}
+		l.waiting.Add(1) // before the look at the bodies (see ReadingBody)
 		victim, stalls := l.idle.first, time.Duration(-1)
 		if h := l.heading.first; victim == nil && h != nil {
 			if age := time.Since(h.since); age >= headerStall {
@@ -265,9 +277,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			}
 		}
 		if victim != nil {
+			l.waiting.Add(-1)
 			l.move(victim, nil)
-		} else {
-			l.waiting++
 		}
 		l.mu.Unlock()
 		if victim != nil {
@@ -275,9 +286,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			continue
 		}
 		ok := l.wait(stalls)
-		l.mu.Lock()
-		l.waiting--
-		l.mu.Unlock()
+		l.waiting.Add(-1)
 		if !ok {
 			c.Close()
 			return nil, net.ErrClosed
@@ -323,7 +332,7 @@ func (l *connLimit) track(c net.Conn, state http.ConnState) {
 	} else { // active, hijacked, closed
 		l.move(lc, nil)
 	}
-	waiting := l.waiting > 0
+	waiting := l.waiting.Load() > 0
 	l.mu.Unlock()
 	if state == http.StateIdle && waiting {
 		l.wake() // an Accept waiting may close it
