@@ -22,7 +22,7 @@ import (
 const bodyBudgetBytes = 256 << 20
 
 // bodyBudget counts the bytes of request bodies being read. Each read
-// reserves what its buffer holds (see readAnnounced: what arrived, and a
+// reserves what its buffer holds (see readAnnouncedWithin: what arrived, and a
 // few times that ahead), before it grows, and gives it back after: the
 // body read is then the session's (bounded by its queues), or gone.
 // Counted as announced (Content-Length, or the message limit), sixteen
@@ -174,18 +174,13 @@ const (
 // errBodyBudget: a body's buffer could not grow within the body budget.
 var errBodyBudget = errors.New("too many request bodies being read at once")
 
-// readAnnounced reads a body of announced bytes (-1: not known) up to most
-// bytes (and perhaps a little more). A body up to bodyFirst that announced
-// its length is read into one buffer of its size; io.ReadAll would start
-// small and grow it several times. A bigger one is read into a buffer that
-// grows to its size in a few steps, each at most bodyAhead times what
-// came.
-func readAnnounced(body io.Reader, announced int64, most int) ([]byte, error) {
-	return readAnnouncedWithin(body, announced, most, nil)
-}
-
-// readAnnouncedWithin is readAnnounced with each buffer's bytes taken from
-// rd's budget first (nil: no bound): errBodyBudget when they do not fit.
+// readAnnouncedWithin reads a body of announced bytes (-1: not known) up
+// to most bytes (and perhaps a little more), each buffer's bytes taken
+// from rd's budget first (nil: no bound): errBodyBudget when they do not
+// fit. A body up to bodyFirst that announced its length is read into one
+// buffer of its size; io.ReadAll would start small and grow it several
+// times. A bigger one is read into a buffer that grows to its size in a
+// few steps, each at most bodyAhead times what came.
 func readAnnouncedWithin(body io.Reader, announced int64, most int, rd *budgetedRead) ([]byte, error) {
 	size := most
 	if announced >= 0 && announced < int64(most) {

@@ -179,7 +179,7 @@ func TestSmallBodyBufferFitsIt(t *testing.T) {
 	for _, size := range []int{1, 150, 4 << 10, bodyFirst} {
 		data := bytes.Repeat([]byte{'a'}, size)
 		for _, step := range []int{size, 7} { // as net/http gives it (the end with the last bytes), and in small reads
-			got, err := readAnnounced(&offeredReader{data: data, step: step}, int64(size), 16<<20)
+			got, err := readAnnouncedWithin(&offeredReader{data: data, step: step}, int64(size), 16<<20, nil)
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("a body of %d bytes in reads of %d: read %d bytes, %v", size, step, len(got), err)
 			}
